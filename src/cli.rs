@@ -1,0 +1,269 @@
+//! The command line: clap definitions, turned into the library's options.
+//!
+//! Build flags use cargo-fuzz's names so that `cargo fuzz tmin …` users can
+//! swap commands; `-- <args>` accepts the libFuzzer flags that mean something
+//! here (`-timeout=`, `-rss_limit_mb=`, `-malloc_limit_mb=`).
+
+use crate::crash_oracle::Budget;
+use crate::driver::BuildOptions;
+use crate::exit_code;
+use crate::outcome::MatchMode;
+use crate::project::Locate;
+use crate::reduce::Strategy;
+use crate::report::Format;
+use crate::session::Options;
+use clap::{Parser, ValueEnum};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MessageFormat {
+    Human,
+    Json,
+}
+
+fn exit_codes_help() -> String {
+    let mut s = String::from("Exit codes:\n");
+    for (code, meaning) in exit_code::ALL {
+        s.push_str(&format!("  {code:>3}  {meaning}\n"));
+    }
+    s
+}
+
+/// Reduce a cargo-fuzz crash artifact to the smallest input that crashes the same way.
+///
+/// Builds the fuzz target into an in-process driver (no edits to your files),
+/// checks that the artifact reproduces, then reduces it without ever accepting
+/// a different crash. The result is written beside the original as
+/// `<artifact>.reduced`; the original is never modified.
+#[derive(Debug, Parser)]
+#[command(name = "cargo-reduce-crash", bin_name = "cargo reduce-crash", version)]
+#[command(after_help = exit_codes_help())]
+pub struct Cli {
+    /// The crash artifact (e.g. fuzz/artifacts/<target>/crash-<sha1>); with --classify, one or more files.
+    #[arg(required = true, value_name = "ARTIFACT")]
+    pub artifacts: Vec<PathBuf>,
+
+    /// The fuzz target (default: inferred from artifacts/<target>/).
+    #[arg(long, short = 't', value_name = "NAME")]
+    pub fuzz_target: Option<String>,
+
+    /// The cargo-fuzz directory (default: found from the artifact or the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub fuzz_dir: Option<PathBuf>,
+
+    /// Path to Cargo.toml of the crate (or of its fuzz package).
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+
+    /// Where to write the result (default: <artifact>.reduced beside it).
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub output: Option<PathBuf>,
+
+    /// Which crashes count as "the same": any, kind, location (kind + panic location) or message.
+    #[arg(long = "match", value_name = "MODE", default_value = "location")]
+    pub match_mode: MatchMode,
+
+    /// Reduction strategy: default (coarse chunks, ddmin, byte simplification), ddmin, chunks, ...
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    pub strategy: Strategy,
+
+    /// Per-test time limit in seconds (default: 10× the original's run time, at least 1 s; 1 s for hangs).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+
+    /// Heap limit in MiB, like libFuzzer's -rss_limit_mb (0 = none).
+    #[arg(long, value_name = "MB", default_value_t = 2048)]
+    pub rss_limit_mb: u64,
+
+    /// Largest single allocation in MiB, like -malloc_limit_mb (default: the heap limit).
+    #[arg(long, value_name = "MB")]
+    pub malloc_limit_mb: Option<u64>,
+
+    /// How many times to run the original before reducing.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub reruns: usize,
+
+    /// Stop after this many executed tests (the best result so far is kept).
+    #[arg(long, value_name = "N")]
+    pub max_tests: Option<u64>,
+
+    /// Stop after this many seconds (the best result so far is kept).
+    #[arg(long, value_name = "SECS")]
+    pub max_time: Option<f64>,
+
+    /// Only run each file once and print its outcome; no reduction.
+    #[arg(long)]
+    pub classify: bool,
+
+    /// Output format: human (stderr) or json (JSON lines on stdout).
+    #[arg(long, value_name = "FMT", default_value = "human")]
+    pub message_format: MessageFormat,
+
+    /// No status lines.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+
+    /// Show cargo's output while building the driver.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+
+    /// Build in development mode (as cargo fuzz --dev).
+    #[arg(long, short = 'D', conflicts_with = "release")]
+    pub dev: bool,
+
+    /// Build in release mode without debug assertions (as cargo fuzz -O).
+    #[arg(long, short = 'O')]
+    pub release: bool,
+
+    /// Build with debug assertions (the default unless -O).
+    #[arg(long, short = 'a')]
+    pub debug_assertions: bool,
+
+    /// Features of the fuzz package to activate.
+    #[arg(long, short = 'F', value_name = "FEATURES")]
+    pub features: Option<String>,
+
+    #[arg(long)]
+    pub all_features: bool,
+
+    #[arg(long)]
+    pub no_default_features: bool,
+
+    /// Sanitizer: none (default here: works on stable), address, leak, memory, thread (nightly only).
+    #[arg(long, short = 's', value_name = "SANITIZER")]
+    pub sanitizer: Option<String>,
+
+    /// Where to generate and build the driver (default: <fuzz target dir>/reduce-crash).
+    #[arg(long, value_name = "DIR")]
+    pub target_dir: Option<PathBuf>,
+
+    /// Do not pass --cfg fuzzing.
+    #[arg(long)]
+    pub no_cfg_fuzzing: bool,
+
+    /// libFuzzer flags: -timeout=N, -rss_limit_mb=N and -malloc_limit_mb=N are honoured.
+    #[arg(last = true, value_name = "LIBFUZZER_ARGS")]
+    pub libfuzzer_args: Vec<String>,
+}
+
+impl Cli {
+    /// Parses `std::env::args`, dropping the `reduce-crash` that cargo inserts.
+    pub fn from_env() -> Cli {
+        let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        if args.get(1).is_some_and(|a| a == "reduce-crash") {
+            args.remove(1);
+        }
+        Cli::parse_from(args)
+    }
+
+    pub fn format(&self) -> Format {
+        match self.message_format {
+            MessageFormat::Human => Format::Human,
+            MessageFormat::Json => Format::Json,
+        }
+    }
+
+    /// libFuzzer-style `-name=value` flags from after `--`.
+    fn libfuzzer_flag(&self, name: &str) -> Option<&str> {
+        self.libfuzzer_args
+            .iter()
+            .rev()
+            .find_map(|a| a.strip_prefix('-').and_then(|a| a.strip_prefix(name)).and_then(|a| a.strip_prefix('=')))
+    }
+
+    /// Flags after `--` that this tool does not use.
+    pub fn ignored_libfuzzer_args(&self) -> Vec<&str> {
+        self.libfuzzer_args
+            .iter()
+            .map(String::as_str)
+            .filter(|a| {
+                !["timeout", "rss_limit_mb", "malloc_limit_mb"]
+                    .iter()
+                    .any(|n| a.strip_prefix('-').is_some_and(|r| r.starts_with(&format!("{n}="))))
+            })
+            .collect()
+    }
+
+    pub fn options(&self, cwd: PathBuf) -> Result<Options, String> {
+        let secs = |s: f64, what: &str| -> Result<Duration, String> {
+            Duration::try_from_secs_f64(s).map_err(|_| format!("{what} must be a non-negative number of seconds"))
+        };
+        let parse_u64 = |v: &str, what: &str| -> Result<u64, String> {
+            v.parse().map_err(|_| format!("-{what}={v}: not a number"))
+        };
+        let mut timeout = match self.timeout {
+            Some(s) => Some(secs(s, "--timeout")?),
+            None => None,
+        };
+        if timeout.is_none() {
+            if let Some(v) = self.libfuzzer_flag("timeout") {
+                timeout = Some(Duration::from_secs(parse_u64(v, "timeout")?));
+            }
+        }
+        let rss_limit_mb = match self.libfuzzer_flag("rss_limit_mb") {
+            Some(v) => parse_u64(v, "rss_limit_mb")?,
+            None => self.rss_limit_mb,
+        };
+        let malloc_limit_mb = match (self.malloc_limit_mb, self.libfuzzer_flag("malloc_limit_mb")) {
+            (Some(m), _) => m,
+            (None, Some(v)) => parse_u64(v, "malloc_limit_mb")?,
+            (None, None) => 0,
+        };
+        Ok(Options {
+            locate: Locate {
+                fuzz_dir: self.fuzz_dir.clone(),
+                manifest_path: self.manifest_path.clone(),
+                artifact: None,
+                cwd,
+            },
+            fuzz_target: self.fuzz_target.clone(),
+            build: BuildOptions {
+                dev: self.dev,
+                release: self.release,
+                debug_assertions: self.debug_assertions,
+                features: self.features.clone(),
+                all_features: self.all_features,
+                no_default_features: self.no_default_features,
+                sanitizer: self.sanitizer.clone(),
+                target_dir: self.target_dir.clone(),
+                no_cfg_fuzzing: self.no_cfg_fuzzing,
+                verbose: self.verbose,
+            },
+            output: self.output.clone(),
+            match_mode: self.match_mode,
+            strategy: self.strategy.clone(),
+            timeout,
+            rss_limit_mb,
+            malloc_limit_mb,
+            reruns: self.reruns,
+            budget: Budget {
+                max_tests: self.max_tests,
+                max_time: match self.max_time {
+                    Some(s) => Some(secs(s, "--max-time")?),
+                    None => None,
+                },
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn verify_cli() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn libfuzzer_flags_are_honoured() {
+        let cli = Cli::parse_from(["x", "a", "--", "-timeout=3", "-rss_limit_mb=100", "-runs=9"]);
+        let o = cli.options(PathBuf::from("/")).unwrap();
+        assert_eq!(o.timeout, Some(Duration::from_secs(3)));
+        assert_eq!(o.rss_limit_mb, 100);
+        assert_eq!(cli.ignored_libfuzzer_args(), vec!["-runs=9"]);
+    }
+}

@@ -1,0 +1,52 @@
+//! The library's error type: one variant per way a run can fail that the
+//! user can act on, each with a one-line message and an exit code.
+
+use crate::exit_code;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("artifact {path} does not exist: pass the path of a file written by `cargo fuzz run`")]
+    ArtifactMissing { path: PathBuf },
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error("output path {path} is the original artifact: choose another -o/--output")]
+    OutputIsInput { path: PathBuf },
+    #[error("no cargo-fuzz project found for {searched}: run from your crate, or pass --fuzz-dir DIR")]
+    NoProject { searched: PathBuf },
+    #[error("{manifest} is not a cargo-fuzz manifest (no `[package.metadata] cargo-fuzz = true`): pass --fuzz-dir DIR")]
+    NotCargoFuzz { manifest: PathBuf },
+    #[error("cannot read the cargo-fuzz project {manifest}: {detail}")]
+    Metadata { manifest: PathBuf, detail: String },
+    #[error("unknown fuzz target `{name}`; known targets: {}", known.join(", "))]
+    UnknownTarget { name: String, known: Vec<String> },
+    #[error("cannot tell which fuzz target {path} belongs to (it is not under artifacts/<target>/): pass --fuzz-target NAME (known: {})", known.join(", "))]
+    TargetNotInferred { path: PathBuf, known: Vec<String> },
+    #[error("the driver for `{target}` failed to build (cargo's diagnostics above); fix the build or check --features")]
+    Build { target: String, diagnostics: String },
+    #[error("cannot run cargo: {0}")]
+    Cargo(String),
+    #[error(transparent)]
+    Exec(#[from] crate::exec::ExecError),
+    #[error("{path} does not crash `{target}`: the target {outcome} it ({runs} runs); nothing to reduce")]
+    NoCrash { path: PathBuf, target: String, outcome: &'static str, runs: usize },
+    #[error("{path} crashes `{target}` only sometimes ({crashed} of {runs} runs: {detail}); reduction needs a reproducible crash")]
+    Flaky { path: PathBuf, target: String, crashed: usize, runs: usize, detail: String },
+}
+
+impl Error {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::ArtifactMissing { .. } | Error::Read { .. } | Error::Write { .. } | Error::OutputIsInput { .. } => exit_code::BAD_INPUT,
+            Error::NoProject { .. } | Error::NotCargoFuzz { .. } | Error::Metadata { .. } => exit_code::NO_PROJECT,
+            Error::UnknownTarget { .. } | Error::TargetNotInferred { .. } => exit_code::UNKNOWN_TARGET,
+            Error::Build { .. } | Error::Cargo(_) | Error::Exec(_) => exit_code::BUILD_FAILED,
+            Error::NoCrash { .. } => exit_code::NO_CRASH,
+            Error::Flaky { .. } => exit_code::FLAKY,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

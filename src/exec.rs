@@ -1,0 +1,580 @@
+//! Runs inputs through a long-lived driver process and classifies outcomes.
+//!
+//! The driver (generated from `templates/driver/`) hosts the fuzz target and
+//! runs many inputs per process, catching panics in-process. What it cannot
+//! survive (abort, stack overflow, fatal signals, the memory limit, a hang)
+//! kills it: the executor notices, classifies the death from the exit status
+//! and the driver's stderr, starts a fresh driver, and carries on.
+//!
+//! The wire protocol is documented in `templates/driver/shim/src/__driver.rs`.
+//! This module knows nothing about reduction.
+
+use crate::outcome::{CrashKind, Outcome, Signature};
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How much of the driver's stderr is kept to classify a death.
+const STDERR_TAIL: usize = 64 * 1024;
+
+/// How long a fresh driver may take to start (its `init:` block included).
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[derive(Debug, Clone)]
+pub struct ExecConfig {
+    /// The built driver binary.
+    pub program: PathBuf,
+    /// Per-input time limit.
+    pub timeout: Duration,
+    /// Live heap limit in MiB (libFuzzer's `-rss_limit_mb`); 0 = none.
+    pub rss_limit_mb: u64,
+    /// Largest single allocation in MiB (`-malloc_limit_mb`); 0 = same as rss.
+    pub malloc_limit_mb: u64,
+}
+
+/// One input's outcome and how long it ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    pub outcome: Outcome,
+    pub elapsed: Duration,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("cannot start the driver {path}: {source}")]
+    Spawn { path: PathBuf, source: io::Error },
+    #[error("the driver {path} did not start: {detail}")]
+    Startup { path: PathBuf, detail: String },
+    #[error("the fuzz target's `init:` block panicked: {0}")]
+    InitPanicked(Signature),
+}
+
+/// Counters for the report.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExecStats {
+    pub executions: u64,
+    pub restarts: u64,
+}
+
+/// Owns the driver process.
+pub struct Executor {
+    config: ExecConfig,
+    driver: Option<Driver>,
+    typed: bool,
+    starts: u64,
+    stats: ExecStats,
+}
+
+struct Driver {
+    child: Child,
+    stdin: ChildStdin,
+    reader: FrameReader,
+    stderr: Arc<Mutex<VecDeque<u8>>>,
+    stderr_thread: Option<JoinHandle<()>>,
+}
+
+impl Executor {
+    /// Starts the driver once to check that it works.
+    pub fn new(config: ExecConfig) -> Result<Self, ExecError> {
+        let mut exec = Executor {
+            config,
+            driver: None,
+            typed: false,
+            starts: 0,
+            stats: ExecStats::default(),
+        };
+        exec.ensure_driver()?;
+        Ok(exec)
+    }
+
+    pub fn config(&self) -> &ExecConfig {
+        &self.config
+    }
+
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.config.timeout = timeout;
+    }
+
+    /// Stops the current driver; the next input starts a fresh one.
+    pub fn restart(&mut self) {
+        self.kill_driver();
+    }
+
+    /// Whether the target takes a typed (`Arbitrary`) argument.
+    pub fn typed(&self) -> bool {
+        self.typed
+    }
+
+    pub fn stats(&self) -> ExecStats {
+        self.stats
+    }
+
+    /// Runs one input.
+    pub fn run(&mut self, input: &[u8]) -> Result<Run, ExecError> {
+        let mut runs = self.run_batch(&[input])?;
+        Ok(runs.pop().expect("a batch of one yields one run"))
+    }
+
+    /// Runs inputs in order until the first crash. Returns one [`Run`] per
+    /// input executed: all of them, or up to and including the first crash.
+    pub fn run_batch(&mut self, inputs: &[&[u8]]) -> Result<Vec<Run>, ExecError> {
+        let mut runs = Vec::with_capacity(inputs.len());
+        if inputs.is_empty() {
+            return Ok(runs);
+        }
+        self.ensure_driver()?;
+        let timeout = self.config.timeout;
+        let driver = self.driver.as_mut().expect("driver started");
+        if driver.send_batch(inputs).is_err() {
+            // The driver died between batches; restart it and retry once.
+            self.kill_driver();
+            self.ensure_driver()?;
+            self.driver.as_mut().expect("driver started").send_batch(inputs).map_err(|e| {
+                ExecError::Startup {
+                    path: self.config.program.clone(),
+                    detail: format!("cannot send inputs: {e}"),
+                }
+            })?;
+        }
+        let driver = self.driver.as_mut().expect("driver started");
+        for _ in inputs {
+            let deadline = Instant::now() + timeout;
+            match driver.reader.read_response(deadline) {
+                Ok(Response::Done { outcome, elapsed }) => {
+                    self.stats.executions += 1;
+                    let crashed = matches!(outcome, Outcome::Crash(_));
+                    runs.push(Run { outcome, elapsed });
+                    if crashed {
+                        break;
+                    }
+                }
+                Ok(Response::OutOfMemory { requested, live }) => {
+                    self.stats.executions += 1;
+                    let mut sig = Signature::new(CrashKind::OutOfMemory);
+                    sig.message = Some(format!(
+                        "allocation of {requested} bytes with {live} bytes live exceeds the limit"
+                    ));
+                    self.kill_driver();
+                    runs.push(Run {
+                        outcome: Outcome::Crash(sig),
+                        elapsed: Duration::ZERO,
+                    });
+                    break;
+                }
+                Err(ReadError::Timeout) => {
+                    self.stats.executions += 1;
+                    self.kill_driver();
+                    runs.push(Run {
+                        outcome: Outcome::Crash(Signature::new(CrashKind::Timeout)),
+                        elapsed: timeout,
+                    });
+                    break;
+                }
+                Err(ReadError::Closed) => {
+                    self.stats.executions += 1;
+                    let sig = self.reap_dead_driver();
+                    runs.push(Run {
+                        outcome: Outcome::Crash(sig),
+                        elapsed: Duration::ZERO,
+                    });
+                    break;
+                }
+            }
+        }
+        // A panic ends the batch inside the driver; nothing else is pending.
+        Ok(runs)
+    }
+
+    /// The target's `Debug` rendering of an input (`cargo fuzz fmt`).
+    pub fn debug_format(&mut self, input: &[u8]) -> Result<Option<String>, ExecError> {
+        self.ensure_driver()?;
+        let timeout = self.config.timeout.max(Duration::from_secs(1));
+        let driver = self.driver.as_mut().expect("driver started");
+        if driver.send_debug(input).is_err() {
+            self.kill_driver();
+            return Ok(None);
+        }
+        match driver.reader.read_string(Instant::now() + timeout) {
+            Ok(s) => Ok(Some(s)),
+            Err(_) => {
+                self.kill_driver();
+                Ok(None)
+            }
+        }
+    }
+
+    fn ensure_driver(&mut self) -> Result<(), ExecError> {
+        if self.driver.is_some() {
+            return Ok(());
+        }
+        let (driver, typed) = Driver::spawn(&self.config)?;
+        self.starts += 1;
+        self.stats.restarts = self.starts - 1;
+        self.typed = typed;
+        self.driver = Some(driver);
+        Ok(())
+    }
+
+    fn kill_driver(&mut self) {
+        if let Some(mut d) = self.driver.take() {
+            d.kill();
+        }
+    }
+
+    /// The driver closed its pipe mid-input: wait for it and say why it died.
+    fn reap_dead_driver(&mut self) -> Signature {
+        let mut d = self.driver.take().expect("driver running");
+        let status = d.wait_for_exit(Duration::from_secs(5));
+        let stderr = d.stderr_tail();
+        classify_death(status, &stderr)
+    }
+}
+
+impl Drop for Executor {
+    fn drop(&mut self) {
+        if let Some(mut d) = self.driver.take() {
+            let _ = d.stdin.write_all(b"Q");
+            d.kill();
+        }
+    }
+}
+
+/// Classifies a driver that died while running an input.
+pub fn classify_death(status: Option<ExitStatus>, stderr: &str) -> Signature {
+    if stderr.contains("has overflowed its stack") {
+        return Signature::new(CrashKind::StackOverflow);
+    }
+    if let Some(line) = stderr.lines().rev().find(|l| l.starts_with("memory allocation of ")) {
+        let mut sig = Signature::new(CrashKind::OutOfMemory);
+        sig.message = Some(line.trim().to_owned());
+        return sig;
+    }
+    match status {
+        Some(st) => match (st.signal(), st.code()) {
+            (Some(libc::SIGABRT), _) => Signature::new(CrashKind::Abort),
+            (Some(sig), _) => Signature::new(CrashKind::Signal(sig)),
+            (None, Some(code)) => Signature::new(CrashKind::Exit(code)),
+            (None, None) => Signature::new(CrashKind::Abort),
+        },
+        None => Signature::new(CrashKind::Abort),
+    }
+}
+
+impl Driver {
+    fn spawn(config: &ExecConfig) -> Result<(Driver, bool), ExecError> {
+        let rss = config.rss_limit_mb;
+        let malloc = if config.malloc_limit_mb == 0 {
+            rss
+        } else {
+            config.malloc_limit_mb
+        };
+        let mut cmd = Command::new(&config.program);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env("RC_RSS_LIMIT_MB", rss.to_string())
+            .env("RC_MALLOC_LIMIT_MB", malloc.to_string())
+            .env("RUST_BACKTRACE", "0")
+            // Own process group: Ctrl-C in the terminal must reach us, not the driver.
+            .process_group(0);
+        unsafe {
+            cmd.pre_exec(|| {
+                // A crashing driver must not write core dumps thousands of times.
+                let no_core = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().map_err(|source| ExecError::Spawn {
+            path: config.program.clone(),
+            source,
+        })?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr_pipe = child.stderr.take().expect("piped stderr");
+        let stderr = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
+        let tail = Arc::clone(&stderr);
+        let stderr_thread = std::thread::spawn(move || drain_stderr(stderr_pipe, tail));
+        let mut driver = Driver {
+            child,
+            stdin,
+            reader: FrameReader::new(stdout),
+            stderr,
+            stderr_thread: Some(stderr_thread),
+        };
+        let fail = |driver: &mut Driver, detail: String| {
+            driver.kill();
+            let tail = driver.stderr_tail();
+            let detail = if tail.trim().is_empty() {
+                detail
+            } else {
+                format!("{detail}; its stderr ends with: {}", last_lines(&tail, 5))
+            };
+            ExecError::Startup {
+                path: config.program.clone(),
+                detail,
+            }
+        };
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        let magic = match driver.reader.read_exact(6, deadline) {
+            Ok(m) => m,
+            Err(e) => return Err(fail(&mut driver, format!("no greeting ({e:?})"))),
+        };
+        if &magic[..4] != b"RCD1" {
+            return Err(fail(&mut driver, "unexpected greeting".into()));
+        }
+        let typed = magic[4] != 0;
+        if magic[5] == 0 {
+            let message = driver.reader.read_string(deadline).unwrap_or_default();
+            let location = driver.reader.read_string(deadline).unwrap_or_default();
+            driver.kill();
+            return Err(ExecError::InitPanicked(Signature::panic(message, location)));
+        }
+        Ok((driver, typed))
+    }
+
+    fn send_batch(&mut self, inputs: &[&[u8]]) -> io::Result<()> {
+        let total: usize = inputs.iter().map(|i| i.len() + 4).sum();
+        let mut buf = Vec::with_capacity(5 + total);
+        buf.push(b'R');
+        buf.extend_from_slice(&(inputs.len() as u32).to_le_bytes());
+        for input in inputs {
+            buf.extend_from_slice(&(input.len() as u32).to_le_bytes());
+            buf.extend_from_slice(input);
+        }
+        self.stdin.write_all(&buf)
+    }
+
+    fn send_debug(&mut self, input: &[u8]) -> io::Result<()> {
+        let mut buf = Vec::with_capacity(5 + input.len());
+        buf.push(b'D');
+        buf.extend_from_slice(&(input.len() as u32).to_le_bytes());
+        buf.extend_from_slice(input);
+        self.stdin.write_all(&buf)
+    }
+
+    fn kill(&mut self) {
+        let pid = self.child.id() as libc::pid_t;
+        unsafe {
+            // The whole group: the target may have started children.
+            libc::kill(-pid, libc::SIGKILL);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(t) = self.stderr_thread.take() {
+            let _ = t.join();
+        }
+    }
+
+    fn wait_for_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(st)) => {
+                    unsafe {
+                        libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
+                    }
+                    if let Some(t) = self.stderr_thread.take() {
+                        let _ = t.join();
+                    }
+                    return Some(st);
+                }
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_micros(200))
+                }
+                _ => {
+                    self.kill();
+                    return None;
+                }
+            }
+        }
+    }
+
+    fn stderr_tail(&self) -> String {
+        let tail = self.stderr.lock().map(|t| t.iter().copied().collect::<Vec<u8>>());
+        String::from_utf8_lossy(&tail.unwrap_or_default()).into_owned()
+    }
+}
+
+fn last_lines(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+fn drain_stderr(mut pipe: impl Read, tail: Arc<Mutex<VecDeque<u8>>>) {
+    let mut buf = [0u8; 8192];
+    loop {
+        match pipe.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if let Ok(mut t) = tail.lock() {
+                    t.extend(&buf[..n]);
+                    let excess = t.len().saturating_sub(STDERR_TAIL);
+                    t.drain(..excess);
+                }
+            }
+        }
+    }
+}
+
+enum Response {
+    Done { outcome: Outcome, elapsed: Duration },
+    OutOfMemory { requested: u64, live: u64 },
+}
+
+#[derive(Debug)]
+enum ReadError {
+    Timeout,
+    Closed,
+}
+
+/// Buffered reads from the driver's protocol pipe with a deadline.
+struct FrameReader {
+    pipe: ChildStdout,
+    buf: Vec<u8>,
+    pos: usize,
+}
+
+impl FrameReader {
+    fn new(pipe: ChildStdout) -> Self {
+        FrameReader {
+            pipe,
+            buf: Vec::with_capacity(1 << 16),
+            pos: 0,
+        }
+    }
+
+    fn fill(&mut self, deadline: Instant) -> Result<(), ReadError> {
+        if self.pos > 0 && self.pos == self.buf.len() {
+            self.buf.clear();
+            self.pos = 0;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(ReadError::Timeout);
+        }
+        let ms = (deadline - now).as_millis().clamp(1, i32::MAX as u128) as i32;
+        let mut pfd = libc::pollfd {
+            fd: self.pipe.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ready = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if ready == 0 {
+            return Err(ReadError::Timeout);
+        }
+        if ready < 0 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                return Ok(());
+            }
+            return Err(ReadError::Closed);
+        }
+        let old = self.buf.len();
+        self.buf.resize(old + (1 << 16), 0);
+        match self.pipe.read(&mut self.buf[old..]) {
+            Ok(0) => {
+                self.buf.truncate(old);
+                Err(ReadError::Closed)
+            }
+            Ok(n) => {
+                self.buf.truncate(old + n);
+                Ok(())
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                self.buf.truncate(old);
+                Ok(())
+            }
+            Err(_) => {
+                self.buf.truncate(old);
+                Err(ReadError::Closed)
+            }
+        }
+    }
+
+    fn read_exact(&mut self, n: usize, deadline: Instant) -> Result<Vec<u8>, ReadError> {
+        while self.buf.len() - self.pos < n {
+            self.fill(deadline)?;
+        }
+        let out = self.buf[self.pos..self.pos + n].to_vec();
+        self.pos += n;
+        Ok(out)
+    }
+
+    fn read_u8(&mut self, deadline: Instant) -> Result<u8, ReadError> {
+        Ok(self.read_exact(1, deadline)?[0])
+    }
+
+    fn read_u32(&mut self, deadline: Instant) -> Result<u32, ReadError> {
+        let b = self.read_exact(4, deadline)?;
+        Ok(u32::from_le_bytes(b.try_into().expect("4 bytes")))
+    }
+
+    fn read_u64(&mut self, deadline: Instant) -> Result<u64, ReadError> {
+        let b = self.read_exact(8, deadline)?;
+        Ok(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    }
+
+    fn read_string(&mut self, deadline: Instant) -> Result<String, ReadError> {
+        let len = self.read_u32(deadline)? as usize;
+        let b = self.read_exact(len, deadline)?;
+        Ok(String::from_utf8_lossy(&b).into_owned())
+    }
+
+    fn read_response(&mut self, deadline: Instant) -> Result<Response, ReadError> {
+        let status = self.read_u8(deadline)?;
+        let elapsed = Duration::from_nanos(self.read_u64(deadline)?);
+        let outcome = match status {
+            0 => Outcome::Pass,
+            1 => Outcome::Reject,
+            2 => {
+                let message = self.read_string(deadline)?;
+                let location = self.read_string(deadline)?;
+                Outcome::Crash(Signature::panic(message, location))
+            }
+            3 => {
+                let requested = self.read_u64(deadline)?;
+                let live = self.read_u64(deadline)?;
+                return Ok(Response::OutOfMemory { requested, live });
+            }
+            _ => return Err(ReadError::Closed),
+        };
+        Ok(Response::Done { outcome, elapsed })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deaths_are_classified_from_status_and_stderr() {
+        let abrt = ExitStatus::from_raw(libc::SIGABRT);
+        assert_eq!(classify_death(Some(abrt), "").kind, CrashKind::Abort);
+        assert_eq!(
+            classify_death(
+                Some(abrt),
+                "\nthread 'main' has overflowed its stack\nfatal runtime error: stack overflow"
+            )
+            .kind,
+            CrashKind::StackOverflow
+        );
+        assert_eq!(
+            classify_death(Some(abrt), "memory allocation of 99999999 bytes failed\n").kind,
+            CrashKind::OutOfMemory
+        );
+        let segv = ExitStatus::from_raw(libc::SIGSEGV);
+        assert_eq!(classify_death(Some(segv), "").kind, CrashKind::Signal(libc::SIGSEGV));
+        let exit3 = ExitStatus::from_raw(3 << 8);
+        assert_eq!(classify_death(Some(exit3), "").kind, CrashKind::Exit(3));
+    }
+}

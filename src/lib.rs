@@ -1,0 +1,29 @@
+//! `cargo reduce-crash`: reduce cargo-fuzz crash artifacts to the smallest
+//! input that crashes the same way, running the fuzz target in-process.
+//!
+//! The data path of one reduction, one module each:
+//!
+//! ```text
+//! artifact ─▶ project (fuzz crate, target) ─▶ driver (generate + build the in-process host)
+//!   ─▶ exec (long-lived driver process, restarts, timeouts, memory limit) ─▶ outcome (classify, identity)
+//!   ─▶ crash_oracle (interesting? best-so-far on disk) ─▶ oracle (cache, counters)
+//!   ─▶ reduce (ddmin family, chunks, simplification) ─▶ output (atomic) + report (human, JSON)
+//! ```
+//!
+//! `session` runs that path for the CLI; `cli` and `exit_code` are the
+//! command-line surface.
+
+pub mod cli;
+pub mod crash_oracle;
+pub mod driver;
+pub mod error;
+pub mod exec;
+pub mod exit_code;
+pub mod interrupt;
+pub mod oracle;
+pub mod outcome;
+pub mod output;
+pub mod project;
+pub mod reduce;
+pub mod report;
+pub mod session;

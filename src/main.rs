@@ -1,0 +1,68 @@
+//! `cargo reduce-crash`: parse arguments, call the library, map errors to
+//! exit codes (see `reduce_crash::exit_code`).
+
+use reduce_crash::cli::Cli;
+use reduce_crash::report::Reporter;
+use reduce_crash::{exit_code, interrupt, session};
+
+fn main() {
+    let cli = Cli::from_env();
+    let mut reporter = Reporter::new(cli.format(), cli.quiet);
+    std::process::exit(run(&cli, &mut reporter));
+}
+
+fn run(cli: &Cli, reporter: &mut Reporter) -> i32 {
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            reporter.error(&format!("cannot read the current directory: {e}"), exit_code::INTERNAL);
+            return exit_code::INTERNAL;
+        }
+    };
+    let opts = match cli.options(cwd) {
+        Ok(o) => o,
+        Err(msg) => {
+            reporter.error(&msg, exit_code::USAGE);
+            return exit_code::USAGE;
+        }
+    };
+    let ignored = cli.ignored_libfuzzer_args();
+    if !ignored.is_empty() {
+        reporter.warn(format!("ignoring libFuzzer flags that do not apply here: {}", ignored.join(" ")));
+    }
+    if cli.classify {
+        return match session::classify(&opts, &cli.artifacts, reporter) {
+            Ok(()) => exit_code::SUCCESS,
+            Err(e) => fail(reporter, e),
+        };
+    }
+    if cli.artifacts.len() > 1 {
+        reporter.error(
+            "reduce one artifact at a time (several files are accepted only with --classify)",
+            exit_code::USAGE,
+        );
+        return exit_code::USAGE;
+    }
+    interrupt::install();
+    match session::reduce(&opts, &cli.artifacts[0], reporter) {
+        Ok(summary) => {
+            reporter.finished(&summary);
+            if summary.interrupted {
+                exit_code::INTERRUPTED
+            } else {
+                exit_code::SUCCESS
+            }
+        }
+        Err(e) => fail(reporter, e),
+    }
+}
+
+fn fail(reporter: &mut Reporter, e: reduce_crash::error::Error) -> i32 {
+    if let reduce_crash::error::Error::Build { diagnostics, .. } = &e {
+        // cargo's rendered diagnostics, then our one-line summary.
+        eprint!("{diagnostics}");
+    }
+    let code = e.exit_code();
+    reporter.error(&e.to_string(), code);
+    code
+}

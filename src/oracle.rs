@@ -1,0 +1,189 @@
+//! The one interface every reducer talks to.
+//!
+//! A reducer proposes candidates (sequences of elements: bytes, tokens, tree
+//! nodes, choices) and asks an [`Oracle`] whether each is still *interesting*
+//! (for `cargo reduce-crash`: crashes with the same signature as the
+//! original). Reducers never learn how the answer is produced, so the same
+//! algorithm runs against a pure predicate in unit tests and against a fuzz
+//! target running in another process in production.
+//!
+//! [`Cached`] sits in front of any oracle: repeated candidates are answered
+//! from memory and counted separately, the way the Fuzzing Book's
+//! `CachingReducer` counts `tests`.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+/// Decides whether a candidate keeps the property being reduced for.
+pub trait Oracle<E> {
+    /// `true` when `candidate` is still interesting.
+    fn test(&mut self, candidate: &[E]) -> bool;
+
+    /// Index of the first interesting candidate, as if each were passed to
+    /// [`Oracle::test`] in order until one succeeds. Implementations may
+    /// evaluate several candidates at once (speculatively); the answer must
+    /// be the same as the sequential one.
+    fn first_interesting(&mut self, candidates: &[Vec<E>]) -> Option<usize> {
+        candidates.iter().position(|c| self.test(c))
+    }
+
+    /// `true` once the oracle will answer `false` to everything from now on
+    /// (the user interrupted, a budget ran out). Reducers may return early.
+    fn exhausted(&self) -> bool {
+        false
+    }
+}
+
+impl<E, F: FnMut(&[E]) -> bool> Oracle<E> for F {
+    fn test(&mut self, candidate: &[E]) -> bool {
+        self(candidate)
+    }
+}
+
+/// How many questions an oracle was asked and how many it had to execute.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Every `test` call, cached or not.
+    pub calls: u64,
+    /// Calls that reached the inner oracle (cache misses).
+    pub executed: u64,
+    /// Calls answered from the cache.
+    pub cache_hits: u64,
+    /// Executed calls that answered `true`.
+    pub interesting: u64,
+}
+
+/// A result cache in front of an oracle, with counters.
+pub struct Cached<E, O> {
+    inner: O,
+    cache: HashMap<Vec<E>, bool>,
+    stats: Stats,
+}
+
+impl<E: Hash + Eq + Clone, O: Oracle<E>> Cached<E, O> {
+    pub fn new(inner: O) -> Self {
+        Cached {
+            inner,
+            cache: HashMap::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// Records a verdict learnt elsewhere (e.g. the original input, which
+    /// the caller has already verified) without counting a test.
+    pub fn remember(&mut self, candidate: &[E], verdict: bool) {
+        self.cache.insert(candidate.to_vec(), verdict);
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    pub fn inner(&self) -> &O {
+        &self.inner
+    }
+
+    pub fn inner_mut(&mut self) -> &mut O {
+        &mut self.inner
+    }
+
+    pub fn into_inner(self) -> O {
+        self.inner
+    }
+}
+
+impl<E: Hash + Eq + Clone, O: Oracle<E>> Oracle<E> for Cached<E, O> {
+    fn test(&mut self, candidate: &[E]) -> bool {
+        self.stats.calls += 1;
+        if let Some(&verdict) = self.cache.get(candidate) {
+            self.stats.cache_hits += 1;
+            return verdict;
+        }
+        let verdict = self.inner.test(candidate);
+        self.stats.executed += 1;
+        self.stats.interesting += u64::from(verdict);
+        // Answers given while exhausted are not facts about the candidate.
+        if !self.inner.exhausted() {
+            self.cache.insert(candidate.to_vec(), verdict);
+        }
+        verdict
+    }
+
+    fn first_interesting(&mut self, candidates: &[Vec<E>]) -> Option<usize> {
+        // Sequential semantics: the answer is the first interesting candidate
+        // in order. Candidates before the first cached-`true` one that are not
+        // cached go to the inner oracle as one batch.
+        let mut batch: Vec<Vec<E>> = Vec::new();
+        let mut batch_index: Vec<usize> = Vec::new();
+        let mut cached_true = None;
+        for (i, c) in candidates.iter().enumerate() {
+            match self.cache.get(c.as_slice()) {
+                Some(true) => {
+                    cached_true = Some(i);
+                    break;
+                }
+                Some(false) => {}
+                None => {
+                    batch.push(c.clone());
+                    batch_index.push(i);
+                }
+            }
+        }
+        let found = if batch.is_empty() {
+            None
+        } else {
+            self.inner.first_interesting(&batch)
+        };
+        let evaluated = found.map_or(batch.len(), |k| k + 1);
+        let exhausted = self.inner.exhausted();
+        for (k, c) in batch.into_iter().enumerate().take(evaluated) {
+            let verdict = found == Some(k);
+            self.stats.executed += 1;
+            self.stats.interesting += u64::from(verdict);
+            if !exhausted {
+                self.cache.insert(c, verdict);
+            }
+        }
+        let answer = found.map(|k| batch_index[k]).or(cached_true);
+        let calls = answer.map_or(candidates.len(), |i| i + 1) as u64;
+        self.stats.calls += calls;
+        self.stats.cache_hits += calls - evaluated as u64;
+        answer
+    }
+
+    fn exhausted(&self) -> bool {
+        self.inner.exhausted()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_answers_repeats_without_executing() {
+        let mut runs = 0;
+        let mut o = Cached::new(|c: &[u8]| {
+            runs += 1;
+            c.contains(&b'x')
+        });
+        assert!(o.test(b"ax"));
+        assert!(o.test(b"ax"));
+        assert!(!o.test(b"a"));
+        let s = o.stats();
+        assert_eq!((s.calls, s.executed, s.cache_hits, s.interesting), (3, 2, 1, 1));
+        drop(o);
+        assert_eq!(runs, 2);
+    }
+
+    #[test]
+    fn first_interesting_matches_sequential_order() {
+        let cands: Vec<Vec<u8>> = vec![b"a".to_vec(), b"b".to_vec(), b"xb".to_vec(), b"x".to_vec()];
+        let mut o = Cached::new(|c: &[u8]| c.contains(&b'x'));
+        assert!(!o.test(b"a"));
+        assert_eq!(o.first_interesting(&cands), Some(2));
+        assert_eq!(o.first_interesting(&cands[..2]), None);
+        // "b" was cached as false by the batch, "a" before it.
+        assert_eq!(o.stats().executed, 3);
+    }
+}

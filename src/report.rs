@@ -1,0 +1,277 @@
+//! What the user sees: cargo-style status lines and a progress line on
+//! stderr, or JSON lines on stdout (`--message-format json`).
+//!
+//! Everything the human report says is also in the JSON (`reason` tells the
+//! messages apart, `format_version` versions them), so scripts never parse
+//! prose.
+
+use crate::outcome::{Outcome, Signature};
+use serde::Serialize;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+/// The facts of one finished (or interrupted) reduction.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub target: String,
+    pub input: PathBuf,
+    pub output: PathBuf,
+    pub signature: Signature,
+    pub match_mode: &'static str,
+    pub strategy: String,
+    pub original_len: usize,
+    pub reduced_len: usize,
+    /// Tests that ran the target.
+    pub tests_executed: u64,
+    /// Tests answered from the cache.
+    pub tests_cached: u64,
+    pub elapsed_secs: f64,
+    pub tests_per_sec: f64,
+    pub driver_restarts: u64,
+    /// Crashes with other signatures that were not accepted, most frequent first.
+    pub other_signatures: Vec<OtherSignature>,
+    pub interrupted: bool,
+    pub typed: bool,
+    pub preview: String,
+    /// The target's `Debug` form of the reduced input (typed targets).
+    pub debug: Option<String>,
+    /// Did the reduced input reproduce in a fresh driver process?
+    pub verified_fresh: bool,
+    pub reproduce: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OtherSignature {
+    pub signature: Signature,
+    pub count: u64,
+}
+
+pub struct Reporter {
+    format: Format,
+    quiet: bool,
+    color: bool,
+    tty: bool,
+    progress_shown: bool,
+}
+
+const GREEN: &str = "\x1b[1;32m";
+const YELLOW: &str = "\x1b[1;33m";
+const RED: &str = "\x1b[1;31m";
+const RESET: &str = "\x1b[0m";
+
+impl Reporter {
+    pub fn new(format: Format, quiet: bool) -> Self {
+        let tty = std::io::stderr().is_terminal();
+        let color = tty && std::env::var_os("NO_COLOR").is_none();
+        Reporter {
+            format,
+            quiet,
+            color,
+            tty,
+            progress_shown: false,
+        }
+    }
+
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    fn human(&self) -> bool {
+        self.format == Format::Human && !self.quiet
+    }
+
+    fn paint(&self, style: &str, text: &str) -> String {
+        if self.color {
+            format!("{style}{text}{RESET}")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    /// `    Verb message`, verb right-aligned to 12 columns like cargo.
+    pub fn status(&mut self, verb: &str, message: impl AsRef<str>) {
+        if !self.human() {
+            return;
+        }
+        self.clear_progress();
+        let verb = self.paint(GREEN, &format!("{verb:>12}"));
+        eprintln!("{verb} {}", message.as_ref());
+    }
+
+    pub fn warn(&mut self, message: impl AsRef<str>) {
+        if self.format == Format::Json {
+            self.json(&serde_json::json!({"reason": "warning", "message": message.as_ref()}));
+            return;
+        }
+        self.clear_progress();
+        eprintln!("{}: {}", self.paint(YELLOW, "warning"), message.as_ref());
+    }
+
+    pub fn error(&mut self, message: &str, exit_code: i32) {
+        if self.format == Format::Json {
+            self.json(&serde_json::json!({
+                "reason": "error", "format_version": FORMAT_VERSION,
+                "message": message, "exit_code": exit_code,
+            }));
+        }
+        self.clear_progress();
+        eprintln!("{}: {message}", self.paint(RED, "error"));
+    }
+
+    /// One progress line, redrawn in place; only on a terminal.
+    pub fn progress(&mut self, original: usize, best: usize, tests: u64, elapsed: Duration) {
+        if !self.human() || !self.tty {
+            return;
+        }
+        let rate = tests as f64 / elapsed.as_secs_f64().max(1e-9);
+        let verb = self.paint(GREEN, &format!("{:>12}", "Reducing"));
+        eprint!(
+            "\r{verb} {original} → {best} bytes, {tests} tests ({}/s), {:.1}s\x1b[K",
+            human_count(rate),
+            elapsed.as_secs_f64()
+        );
+        let _ = std::io::stderr().flush();
+        self.progress_shown = true;
+    }
+
+    fn clear_progress(&mut self) {
+        if self.progress_shown {
+            eprint!("\r\x1b[K");
+            self.progress_shown = false;
+        }
+    }
+
+    pub fn started(&mut self, target: &str, input: &Path, len: usize, sig: &Signature) {
+        if self.format == Format::Json {
+            self.json(&serde_json::json!({
+                "reason": "reduce-started", "format_version": FORMAT_VERSION,
+                "target": target, "input": input, "original_len": len, "signature": sig,
+            }));
+        }
+    }
+
+    pub fn finished(&mut self, s: &Summary) {
+        if self.format == Format::Json {
+            let mut v = serde_json::to_value(s).expect("summary serializes");
+            v["reason"] = "reduce-finished".into();
+            v["format_version"] = FORMAT_VERSION.into();
+            self.json(&v);
+            return;
+        }
+        if self.quiet {
+            return;
+        }
+        self.clear_progress();
+        let pct = 100.0 * (1.0 - s.reduced_len as f64 / s.original_len.max(1) as f64);
+        let verb = if s.interrupted { "Interrupted" } else { "Reduced" };
+        self.status(
+            verb,
+            format!(
+                "{} → {} bytes ({pct:.1}% smaller) in {:.2}s",
+                s.original_len, s.reduced_len, s.elapsed_secs
+            ),
+        );
+        self.status(
+            "Tests",
+            format!(
+                "{} executed, {} cached, {}/s, {} driver restarts",
+                s.tests_executed,
+                s.tests_cached,
+                human_count(s.tests_per_sec),
+                s.driver_restarts
+            ),
+        );
+        self.status("Signature", s.signature.to_string());
+        if !s.other_signatures.is_empty() {
+            let total: u64 = s.other_signatures.iter().map(|o| o.count).sum();
+            let first = &s.other_signatures[0];
+            self.status(
+                "Kept",
+                format!(
+                    "the signature: rejected {total} candidates that crashed differently (most often: {}, {}×)",
+                    first.signature, first.count
+                ),
+            );
+        }
+        if !s.verified_fresh {
+            self.warn("the reduced input did not reproduce in a fresh driver process; it may depend on state left by earlier inputs");
+        }
+        self.status("Wrote", s.output.display().to_string());
+        eprintln!();
+        eprintln!("Reduced input ({} bytes): {}", s.reduced_len, s.preview);
+        if let Some(debug) = &s.debug {
+            eprintln!("Debug form:\n{debug}");
+        }
+        eprintln!();
+        eprintln!("Reproduce with:\n\n    {}\n", s.reproduce);
+    }
+
+    pub fn classified(&mut self, path: &Path, outcome: &Outcome, elapsed: Duration) {
+        if self.format == Format::Json {
+            self.json(&serde_json::json!({
+                "reason": "classified", "format_version": FORMAT_VERSION,
+                "path": path, "outcome": outcome.label(), "signature": outcome.signature(),
+                "elapsed_secs": elapsed.as_secs_f64(),
+            }));
+            return;
+        }
+        let what = match outcome.signature() {
+            Some(sig) => format!("crash: {sig}"),
+            None => outcome.label().to_owned(),
+        };
+        // The classification is the command's output: print it even with -q.
+        println!("{}: {what}", path.display());
+    }
+
+    fn json(&mut self, v: &serde_json::Value) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{v}");
+        let _ = out.flush();
+    }
+}
+
+/// 1234567 → "1.23M".
+pub fn human_count(x: f64) -> String {
+    if x >= 1e6 {
+        format!("{:.2}M", x / 1e6)
+    } else if x >= 1e3 {
+        format!("{:.1}k", x / 1e3)
+    } else {
+        format!("{x:.0}")
+    }
+}
+
+/// Bytes as a Rust byte-string literal, cut after `max` characters.
+pub fn preview(bytes: &[u8], max: usize) -> String {
+    let mut s = String::from("b\"");
+    for (i, &b) in bytes.iter().enumerate() {
+        if s.len() >= max {
+            s.push_str(&format!("\"… (+{} bytes)", bytes.len() - i));
+            return s;
+        }
+        s.extend(std::ascii::escape_default(b).map(char::from));
+    }
+    s.push('"');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preview_escapes_and_truncates() {
+        assert_eq!(preview(b"a\x00\"\n", 80), r#"b"a\x00\"\n""#);
+        assert_eq!(preview(&[b'x'; 10], 5), "b\"xxx\"… (+7 bytes)");
+        assert_eq!(human_count(123_456.0), "123.5k");
+    }
+}

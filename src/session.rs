@@ -1,0 +1,318 @@
+//! One `cargo reduce-crash` run, start to finish.
+//!
+//! Ties the pieces together in the order the user experiences them: find the
+//! project and target, build the driver, check that the artifact reproduces
+//! (and always the same way), reduce under the fixed crash identity while
+//! keeping the best result on disk, verify the result in a fresh process,
+//! and summarise. `classify` is the same pipeline without the reduction.
+
+use crate::crash_oracle::{Budget, CrashOracle, StopReason};
+use crate::driver::{self, BuildOptions};
+use crate::error::{Error, Result};
+use crate::exec::{ExecConfig, Executor};
+use crate::oracle::Cached;
+use crate::outcome::{CrashKind, MatchMode, Outcome, Signature};
+use crate::output::{check_output, default_output, write_atomic};
+use crate::project::{FuzzProject, Locate};
+use crate::reduce::Strategy;
+use crate::report::{preview, OtherSignature, Reporter, Summary};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Time limit for checking the original when `--timeout` is not given.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
+/// Per-test limit when the original itself hangs and `--timeout` is not given.
+const HANG_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Everything a run needs to know.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub locate: Locate,
+    pub fuzz_target: Option<String>,
+    pub build: BuildOptions,
+    pub output: Option<PathBuf>,
+    pub match_mode: MatchMode,
+    pub strategy: Strategy,
+    /// Per-test time limit; derived from the original's run time if `None`.
+    pub timeout: Option<Duration>,
+    pub rss_limit_mb: u64,
+    pub malloc_limit_mb: u64,
+    /// How many times the original is run before reducing.
+    pub reruns: usize,
+    pub budget: Budget,
+}
+
+/// The target, built and running.
+struct Prepared {
+    project: FuzzProject,
+    target: String,
+    exec: Executor,
+}
+
+fn read_artifact(path: &Path) -> Result<Vec<u8>> {
+    if !path.exists() {
+        return Err(Error::ArtifactMissing {
+            path: path.to_owned(),
+        });
+    }
+    std::fs::read(path).map_err(|source| Error::Read {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+fn prepare(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Result<Prepared> {
+    let mut locate = opts.locate.clone();
+    locate.artifact = Some(artifact.to_owned());
+    let project = FuzzProject::locate(&locate)?;
+    let target = project.resolve_target(opts.fuzz_target.as_deref(), artifact)?.name.clone();
+
+    let mut build = opts.build.clone();
+    if let Some(s) = build.sanitizer.as_deref() {
+        if s != "none" && !driver::nightly_available() {
+            reporter.warn(format!(
+                "--sanitizer={s} needs a nightly toolchain (e.g. `cargo +nightly reduce-crash`); building without a sanitizer"
+            ));
+            build.sanitizer = None;
+        }
+    }
+    let started = Instant::now();
+    reporter.status("Building", format!("in-process driver for fuzz target `{target}`"));
+    let built = driver::build(&project, &target, &build)?;
+    if !built.fresh {
+        reporter.status(
+            "Finished",
+            format!("driver build in {:.1}s", started.elapsed().as_secs_f64()),
+        );
+    }
+    let exec = Executor::new(ExecConfig {
+        program: built.binary,
+        timeout: opts.timeout.unwrap_or(CHECK_TIMEOUT),
+        rss_limit_mb: opts.rss_limit_mb,
+        malloc_limit_mb: opts.malloc_limit_mb,
+    })?;
+    Ok(Prepared {
+        project,
+        target,
+        exec,
+    })
+}
+
+/// Runs the original `reruns` times and returns its signature and the
+/// slowest run time, or says why it cannot be reduced.
+fn reproduce(
+    opts: &Options,
+    p: &mut Prepared,
+    artifact: &Path,
+    data: &[u8],
+) -> Result<(Signature, Duration)> {
+    let mut outcomes: Vec<Outcome> = Vec::new();
+    let mut slowest = Duration::ZERO;
+    for i in 0..opts.reruns.max(1) {
+        let run = p.exec.run(data)?;
+        slowest = slowest.max(run.elapsed);
+        let hung = matches!(&run.outcome, Outcome::Crash(s) if s.kind == CrashKind::Timeout);
+        outcomes.push(run.outcome);
+        // One more try is enough to call a hang reproducible; waiting out
+        // the time limit again and again tells us nothing new.
+        if hung && i >= 1 {
+            break;
+        }
+    }
+    let crashes: Vec<&Signature> = outcomes.iter().filter_map(Outcome::signature).collect();
+    if crashes.is_empty() {
+        let outcome = if outcomes.iter().all(|o| *o == Outcome::Reject) {
+            "rejected"
+        } else {
+            "returned normally on"
+        };
+        return Err(Error::NoCrash {
+            path: artifact.to_owned(),
+            target: p.target.clone(),
+            outcome,
+            runs: outcomes.len(),
+        });
+    }
+    let first = crashes[0].clone();
+    let differs = crashes.iter().any(|s| !opts.match_mode.matches(&first, s));
+    if crashes.len() < outcomes.len() || differs {
+        let detail = outcomes
+            .iter()
+            .map(|o| match o.signature() {
+                Some(s) => s.to_string(),
+                None => o.label().to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(Error::Flaky {
+            path: artifact.to_owned(),
+            target: p.target.clone(),
+            crashed: crashes.len(),
+            runs: outcomes.len(),
+            detail,
+        });
+    }
+    Ok((first, slowest))
+}
+
+/// The per-test limit for the reduction.
+fn reduction_timeout(opts: &Options, sig: &Signature, slowest: Duration) -> Duration {
+    if let Some(t) = opts.timeout {
+        return t;
+    }
+    if sig.kind == CrashKind::Timeout {
+        return HANG_TIMEOUT;
+    }
+    (slowest * 10).clamp(Duration::from_secs(1), CHECK_TIMEOUT)
+}
+
+/// Reduces one artifact. Returns the summary (also when interrupted).
+pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Result<Summary> {
+    let data = read_artifact(artifact)?;
+    let output = opts.output.clone().unwrap_or_else(|| default_output(artifact));
+    check_output(artifact, &output)?;
+    let mut p = prepare(opts, artifact, reporter)?;
+
+    let (signature, slowest) = reproduce(opts, &mut p, artifact, &data)?;
+    reporter.status(
+        "Reproduced",
+        format!("{} ({} bytes): {signature}", display_name(artifact), data.len()),
+    );
+    reporter.started(&p.target, artifact, data.len(), &signature);
+    let timeout = reduction_timeout(opts, &signature, slowest);
+    p.exec.set_timeout(timeout);
+    reporter.status(
+        "Reducing",
+        format!(
+            "{} bytes with `{}` (identity: {}, timeout {:.2}s)",
+            data.len(),
+            opts.strategy.name(),
+            opts.match_mode.name(),
+            timeout.as_secs_f64()
+        ),
+    );
+
+    let started = Instant::now();
+    let original_len = data.len();
+    let (best, stats, others, stop, error) = {
+        let progress_reporter = std::cell::RefCell::new(&mut *reporter);
+        let oracle = CrashOracle::new(&mut p.exec, signature.clone(), opts.match_mode, &data)
+            .with_budget(opts.budget)
+            .on_progress(|pr| {
+                progress_reporter
+                    .borrow_mut()
+                    .progress(original_len, pr.best_len, pr.executed, pr.elapsed)
+            })
+            .write_best_to(output.clone())?;
+        let mut cached = Cached::new(oracle);
+        cached.remember(&data, true);
+        let result = opts.strategy.run(&data, &mut cached);
+        let stats = cached.stats();
+        let mut oracle = cached.into_inner();
+        // The reducer's answer and the oracle's best agree unless the run was
+        // cut short; the oracle's best is what is on disk.
+        let best = if crate::crash_oracle::shortlex_less(&result, oracle.best()) {
+            result
+        } else {
+            oracle.best().to_vec()
+        };
+        (best, stats, oracle.other_signatures(), oracle.stop_reason(), oracle.take_error())
+    };
+    if let Some(e) = error {
+        return Err(e);
+    }
+    let elapsed = started.elapsed();
+    write_atomic(&output, &best)?;
+
+    // Confirm in a fresh process: the result must not depend on state left
+    // behind by the thousands of inputs before it.
+    let verified_fresh = {
+        p.exec.restart();
+        matches!(p.exec.run(&best).map(|r| r.outcome),
+            Ok(Outcome::Crash(ref s)) if opts.match_mode.matches(&signature, s))
+    };
+    let debug = if p.exec.typed() {
+        p.exec.debug_format(&best)?
+    } else {
+        None
+    };
+    let exec_stats = p.exec.stats();
+    Ok(Summary {
+        reproduce: reproduce_line(&p.project, &p.target, &opts.build, &output, opts),
+        target: p.target,
+        input: artifact.to_owned(),
+        output,
+        signature,
+        match_mode: opts.match_mode.name(),
+        strategy: opts.strategy.name().to_owned(),
+        original_len,
+        reduced_len: best.len(),
+        tests_executed: stats.executed,
+        tests_cached: stats.cache_hits,
+        elapsed_secs: elapsed.as_secs_f64(),
+        tests_per_sec: stats.executed as f64 / elapsed.as_secs_f64().max(1e-9),
+        driver_restarts: exec_stats.restarts,
+        other_signatures: others
+            .into_iter()
+            .map(|(signature, count)| OtherSignature { signature, count })
+            .collect(),
+        interrupted: stop == Some(StopReason::Interrupted),
+        typed: p.exec.typed(),
+        preview: preview(&best, 160),
+        debug,
+        verified_fresh,
+    })
+}
+
+/// Runs each file once and reports its outcome (no reduction).
+pub fn classify(opts: &Options, files: &[PathBuf], reporter: &mut Reporter) -> Result<()> {
+    let first = files.first().expect("clap requires at least one file");
+    let mut p = prepare(opts, first, reporter)?;
+    for file in files {
+        let data = read_artifact(file)?;
+        let run = p.exec.run(&data)?;
+        reporter.classified(file, &run.outcome, run.elapsed);
+    }
+    Ok(())
+}
+
+fn display_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}
+
+/// `cargo fuzz run <flags> <target> <output>`, paths relative to the cwd.
+fn reproduce_line(
+    project: &FuzzProject,
+    target: &str,
+    build: &BuildOptions,
+    output: &Path,
+    opts: &Options,
+) -> String {
+    let cwd = &opts.locate.cwd;
+    let rel = |p: &Path| -> String {
+        let abs = p.canonicalize().unwrap_or_else(|_| p.to_owned());
+        let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
+        abs.strip_prefix(&cwd)
+            .map(|r| r.display().to_string())
+            .unwrap_or_else(|_| abs.display().to_string())
+    };
+    let mut parts = vec!["cargo".to_owned(), "fuzz".to_owned(), "run".to_owned()];
+    parts.extend(build.cargo_fuzz_flags());
+    let default_dir = cwd.join("fuzz");
+    if project.dir.canonicalize().ok() != default_dir.canonicalize().ok() {
+        parts.push(format!("--fuzz-dir={}", shell_quote(&rel(&project.dir))));
+    }
+    parts.push(target.to_owned());
+    parts.push(shell_quote(&rel(output)));
+    parts.join(" ")
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c)) {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}

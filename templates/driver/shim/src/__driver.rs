@@ -1,0 +1,295 @@
+//! The driver's main loop: read inputs from the parent, run the target on
+//! each, report one outcome frame per input.
+//!
+//! Wire protocol (all integers little-endian; `str` = u32 length + UTF-8):
+//!
+//! * at start-up the driver sends `HELLO`: `b"RCD1"`, u8 typed, u8 init_ok,
+//!   and if `init_ok == 0` the init panic's message and location (`str`, `str`);
+//! * the parent sends requests: `b'R'` u32 count, then count × (u32 len, bytes)
+//!   to run a batch; `b'D'` u32 len, bytes to get the `Debug` form of an input;
+//!   `b'Q'` to quit;
+//! * per input run the driver answers: u8 status (0 pass, 1 reject, 2 panic,
+//!   3 out-of-memory), u64 elapsed nanoseconds, then for a panic `str` message,
+//!   `str` location, and for out-of-memory u64 requested bytes, u64 live bytes.
+//!   After a panic the rest of the batch is skipped (the parent knows);
+//!   out-of-memory is sent by the allocator, which then exits the process;
+//! * the answer to `b'D'` is one `str`.
+//!
+//! The protocol uses duplicates of the original stdin/stdout; fd 1 is then
+//! pointed at stderr, so whatever the target prints cannot corrupt it.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::fs::File;
+use std::io::{BufReader, Read, Write};
+use std::os::unix::io::FromRawFd;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// The functions `fuzz_target!` generated in the target's module.
+pub struct Target {
+    pub init: fn(),
+    pub entry: fn(&[u8]) -> i32,
+    pub debug: fn(&[u8]) -> String,
+    pub typed: bool,
+}
+
+const STATUS_PASS: u8 = 0;
+const STATUS_REJECT: u8 = 1;
+const STATUS_PANIC: u8 = 2;
+const STATUS_OOM: u8 = 3;
+
+/// Exit status after reporting out-of-memory (libFuzzer uses 71 as well).
+const OOM_EXIT: i32 = 71;
+
+static PROTO_OUT: AtomicI32 = AtomicI32::new(-1);
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static RSS_LIMIT: AtomicUsize = AtomicUsize::new(0);
+static MALLOC_LIMIT: AtomicUsize = AtomicUsize::new(0);
+
+/// First panic seen while running the current input: (message, location).
+static PANIC: Mutex<Option<(String, String)>> = Mutex::new(None);
+
+/// The system allocator with libFuzzer-style limits: a single allocation
+/// larger than the malloc limit, or live heap above the RSS limit, is
+/// reported as out-of-memory instead of taking the machine down.
+pub struct LimitedAlloc;
+
+unsafe impl GlobalAlloc for LimitedAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        check_limits(layout.size());
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        check_limits(layout.size());
+        let p = System.alloc_zeroed(layout);
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if new_size > layout.size() {
+            check_limits(new_size - layout.size());
+        }
+        let p = System.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+            LIVE.fetch_add(new_size, Ordering::Relaxed);
+        }
+        p
+    }
+}
+
+#[inline]
+fn check_limits(size: usize) {
+    let rss = RSS_LIMIT.load(Ordering::Relaxed);
+    if rss == 0 {
+        return;
+    }
+    let malloc = MALLOC_LIMIT.load(Ordering::Relaxed);
+    let live = LIVE.load(Ordering::Relaxed);
+    if size > malloc || live.saturating_add(size) > rss {
+        report_oom(size, live);
+    }
+}
+
+/// Sends the out-of-memory frame and exits, without allocating.
+fn report_oom(requested: usize, live: usize) -> ! {
+    let mut frame = [0u8; 25];
+    frame[0] = STATUS_OOM;
+    frame[9..17].copy_from_slice(&(requested as u64).to_le_bytes());
+    frame[17..25].copy_from_slice(&(live as u64).to_le_bytes());
+    let fd = PROTO_OUT.load(Ordering::Relaxed);
+    if fd >= 0 {
+        unsafe {
+            libc::write(fd, frame.as_ptr().cast(), frame.len());
+        }
+    }
+    unsafe { libc::_exit(OOM_EXIT) }
+}
+
+fn env_mb(name: &str) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(0, |mb| mb.saturating_mul(1 << 20))
+}
+
+/// Takes over stdin/stdout for the protocol and returns (input, output).
+fn take_protocol_fds() -> (File, File) {
+    unsafe {
+        let inp = libc::dup(0);
+        let out = libc::dup(1);
+        assert!(inp >= 0 && out >= 0, "cargo-reduce-crash driver: dup failed");
+        libc::dup2(2, 1);
+        let devnull = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
+        if devnull >= 0 {
+            libc::dup2(devnull, 0);
+            libc::close(devnull);
+        }
+        PROTO_OUT.store(out, Ordering::Relaxed);
+        (File::from_raw_fd(inp), File::from_raw_fd(out))
+    }
+}
+
+fn install_panic_hook() {
+    panic::set_hook(Box::new(|info| {
+        let message = match info.payload_as_str() {
+            Some(s) => s.to_owned(),
+            None => "Box<dyn Any>".to_owned(),
+        };
+        let location = info
+            .location()
+            .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+            .unwrap_or_default();
+        if let Ok(mut slot) = PANIC.lock() {
+            if slot.is_none() {
+                *slot = Some((message, location));
+            }
+        }
+    }));
+}
+
+fn take_panic() -> Option<(String, String)> {
+    PANIC.lock().ok().and_then(|mut slot| slot.take())
+}
+
+fn put_str(buf: &mut Vec<u8>, s: &str) {
+    buf.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    buf.extend_from_slice(s.as_bytes());
+}
+
+fn read_u32(r: &mut impl Read) -> Option<u32> {
+    let mut b = [0u8; 4];
+    r.read_exact(&mut b).ok()?;
+    Some(u32::from_le_bytes(b))
+}
+
+fn read_bytes(r: &mut impl Read, into: &mut Vec<u8>) -> Option<()> {
+    let len = read_u32(r)? as usize;
+    into.resize(len, 0);
+    r.read_exact(into).ok()
+}
+
+/// Runs the driver until the parent closes the pipe or sends `Q`.
+pub fn run(target: Target) -> ! {
+    let (input, mut output) = take_protocol_fds();
+    let mut input = BufReader::with_capacity(1 << 16, input);
+    install_panic_hook();
+
+    let mut hello = b"RCD1".to_vec();
+    hello.push(u8::from(target.typed));
+    match panic::catch_unwind(target.init) {
+        Ok(()) => hello.push(1),
+        Err(_) => {
+            let (message, location) = take_panic().unwrap_or_default();
+            hello.push(0);
+            put_str(&mut hello, &message);
+            put_str(&mut hello, &location);
+        }
+    }
+    if output.write_all(&hello).is_err() {
+        std::process::exit(0);
+    }
+    // Limits apply to the target, not to start-up.
+    // (Read both first: reading the environment allocates, and the malloc
+    // limit must be in place before the heap limit switches checks on.)
+    let rss = env_mb("RC_RSS_LIMIT_MB");
+    let malloc = env_mb("RC_MALLOC_LIMIT_MB");
+    MALLOC_LIMIT.store(if malloc == 0 { usize::MAX } else { malloc }, Ordering::Relaxed);
+    RSS_LIMIT.store(rss, Ordering::Relaxed);
+
+    let mut inputs: Vec<Vec<u8>> = Vec::new();
+    let mut frame: Vec<u8> = Vec::with_capacity(256);
+    loop {
+        let mut kind = [0u8; 1];
+        if input.read_exact(&mut kind).is_err() {
+            std::process::exit(0);
+        }
+        match kind[0] {
+            b'R' => {
+                let Some(count) = read_u32(&mut input) else {
+                    std::process::exit(0)
+                };
+                let count = count as usize;
+                if inputs.len() < count {
+                    inputs.resize_with(count, Vec::new);
+                }
+                for buf in inputs.iter_mut().take(count) {
+                    if read_bytes(&mut input, buf).is_none() {
+                        std::process::exit(0);
+                    }
+                }
+                for data in inputs.iter().take(count) {
+                    frame.clear();
+                    let crashed = run_one(&target, data, &mut frame);
+                    if output.write_all(&frame).is_err() {
+                        std::process::exit(0);
+                    }
+                    if crashed {
+                        break;
+                    }
+                }
+            }
+            b'D' => {
+                let mut data = Vec::new();
+                if read_bytes(&mut input, &mut data).is_none() {
+                    std::process::exit(0);
+                }
+                let text = panic::catch_unwind(|| (target.debug)(&data))
+                    .unwrap_or_else(|_| "<Debug formatting panicked>".to_owned());
+                let _ = take_panic();
+                frame.clear();
+                put_str(&mut frame, &text);
+                if output.write_all(&frame).is_err() {
+                    std::process::exit(0);
+                }
+            }
+            _ => std::process::exit(0),
+        }
+    }
+}
+
+/// Runs one input and writes its outcome frame; `true` if it panicked.
+fn run_one(target: &Target, data: &[u8], frame: &mut Vec<u8>) -> bool {
+    let entry = target.entry;
+    let start = Instant::now();
+    let result = panic::catch_unwind(AssertUnwindSafe(|| entry(data)));
+    let elapsed = start.elapsed().as_nanos() as u64;
+    // A panic the target caught itself still counts, as under libFuzzer.
+    let panicked = take_panic();
+    match (panicked, result) {
+        (Some((message, location)), _) => {
+            frame.push(STATUS_PANIC);
+            frame.extend_from_slice(&elapsed.to_le_bytes());
+            put_str(frame, &message);
+            put_str(frame, &location);
+            true
+        }
+        (None, Err(_)) => {
+            frame.push(STATUS_PANIC);
+            frame.extend_from_slice(&elapsed.to_le_bytes());
+            put_str(frame, "<panic without hook>");
+            put_str(frame, "");
+            true
+        }
+        (None, Ok(code)) => {
+            frame.push(if code == -1 { STATUS_REJECT } else { STATUS_PASS });
+            frame.extend_from_slice(&elapsed.to_le_bytes());
+            false
+        }
+    }
+}

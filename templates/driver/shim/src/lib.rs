@@ -1,0 +1,201 @@
+//! Stand-in for `libfuzzer-sys` used by cargo-reduce-crash's in-process driver.
+//!
+//! The real crate links libFuzzer and turns every panic into an abort. This
+//! one keeps the same macro surface (`fuzz_target!` in all its forms,
+//! `fuzz_mutator!`, `fuzz_crossover!`, `Corpus`, `arbitrary` re-export) but
+//! expands `fuzz_target!` into plain Rust functions in the target's module,
+//! so the driver can call the target many times in one process and catch
+//! panics with `catch_unwind`.
+//!
+//! The `__driver` module is the driver's main loop and wire protocol. The
+//! parent side of that protocol lives in cargo-reduce-crash's `exec` module;
+//! keep the two in step (`PROTOCOL_VERSION`).
+
+#![allow(clippy::missing_safety_doc)]
+
+pub use arbitrary;
+
+/// Whether the input should be kept in the corpus (same as libfuzzer-sys).
+#[derive(Debug)]
+pub enum Corpus {
+    Keep,
+    Reject,
+}
+
+impl From<()> for Corpus {
+    fn from(_: ()) -> Self {
+        Self::Keep
+    }
+}
+
+impl Corpus {
+    #[doc(hidden)]
+    pub fn to_libfuzzer_code(self) -> i32 {
+        match self {
+            Corpus::Keep => 0,
+            Corpus::Reject => -1,
+        }
+    }
+}
+
+/// libFuzzer's mutator is not linked in the driver: mutation is never needed
+/// while reducing, so this leaves the data unchanged.
+pub fn fuzzer_mutate(data: &mut [u8], size: usize, max_size: usize) -> usize {
+    assert!(size <= data.len());
+    assert!(max_size <= data.len());
+    size
+}
+
+#[doc(hidden)]
+pub fn rust_libfuzzer_debug_path() -> &'static Option<String> {
+    static NONE: Option<String> = None;
+    &NONE
+}
+
+#[doc(hidden)]
+pub fn initialize(_argc: *const isize, _argv: *const *const *const u8) -> isize {
+    0
+}
+
+#[macro_export]
+macro_rules! fuzz_target {
+    (|$bytes:ident| $body:expr) => {
+        $crate::fuzz_target!(init: (), |$bytes: &[u8]| -> () { $body });
+    };
+    (|$bytes:ident: &[u8]| $body:expr) => {
+        $crate::fuzz_target!(init: (), |$bytes: &[u8]| -> () { $body });
+    };
+    (|$bytes:ident: &[u8]| -> $rty:ty $body:block) => {
+        $crate::fuzz_target!(init: (), |$bytes: &[u8]| -> $rty { $body });
+    };
+    (init: $init:expr, |$bytes:ident| $body:expr) => {
+        $crate::fuzz_target!(init: $init, |$bytes: &[u8]| -> () { $body });
+    };
+    (init: $init:expr, |$bytes:ident: &[u8]| $body:expr) => {
+        $crate::fuzz_target!(init: $init, |$bytes: &[u8]| -> () { $body });
+    };
+    (init: $init:expr, |$bytes:ident: &[u8]| -> $rty:ty $body:block) => {
+        #[doc(hidden)]
+        pub const __RC_TYPED: bool = false;
+
+        #[doc(hidden)]
+        pub fn __rc_init() {
+            $init;
+        }
+
+        #[doc(hidden)]
+        pub fn __rc_entry(bytes: &[u8]) -> i32 {
+            $crate::Corpus::from(__libfuzzer_sys_run(bytes)).to_libfuzzer_code()
+        }
+
+        #[doc(hidden)]
+        pub fn __rc_debug(bytes: &[u8]) -> String {
+            format!("{:?}", bytes)
+        }
+
+        #[inline(never)]
+        fn __libfuzzer_sys_run($bytes: &[u8]) -> $rty {
+            $body
+        }
+    };
+    (|$data:ident: $dty:ty| $body:expr) => {
+        $crate::fuzz_target!(init: (), |$data: $dty| -> () { $body });
+    };
+    (|$data:ident: $dty:ty| -> $rty:ty $body:block) => {
+        $crate::fuzz_target!(init: (), |$data: $dty| -> $rty { $body });
+    };
+    (init: $init:expr, |$data:ident: $dty:ty| $body:expr) => {
+        $crate::fuzz_target!(init: $init, |$data: $dty| -> () { $body });
+    };
+    (init: $init:expr, |$data:ident: $dty:ty| -> $rty:ty $body:block) => {
+        #[doc(hidden)]
+        pub const __RC_TYPED: bool = true;
+
+        #[doc(hidden)]
+        pub fn __rc_init() {
+            $init;
+        }
+
+        #[doc(hidden)]
+        pub fn __rc_entry(bytes: &[u8]) -> i32 {
+            use $crate::arbitrary::{Arbitrary, Unstructured};
+            // Same early reject as libfuzzer-sys.
+            if bytes.len() < <$dty as Arbitrary>::size_hint(0).0 {
+                return -1;
+            }
+            let u = Unstructured::new(bytes);
+            let data = match <$dty as Arbitrary>::arbitrary_take_rest(u) {
+                Ok(d) => d,
+                Err(_) => return -1,
+            };
+            $crate::Corpus::from(__libfuzzer_sys_run(data)).to_libfuzzer_code()
+        }
+
+        #[doc(hidden)]
+        pub fn __rc_debug(bytes: &[u8]) -> String {
+            use $crate::arbitrary::{Arbitrary, Unstructured};
+            let u = Unstructured::new(bytes);
+            match <$dty as Arbitrary>::arbitrary_take_rest(u) {
+                Ok(d) => format!("{:#?}", d),
+                Err(e) => format!("Arbitrary Error: {}", e),
+            }
+        }
+
+        #[inline(never)]
+        fn __libfuzzer_sys_run($data: $dty) -> $rty {
+            $body
+        }
+    };
+}
+
+/// Custom mutators are not used while reducing; the body is still compiled
+/// (so the target type-checks as it does under libfuzzer-sys) but never run.
+#[macro_export]
+macro_rules! fuzz_mutator {
+    (
+        |
+        $data:ident : &mut [u8] ,
+        $size:ident : usize ,
+        $max_size:ident : usize ,
+        $seed:ident : u32 $(,)*
+        |
+        $body:block
+    ) => {
+        #[allow(dead_code, unused_variables, unused_mut)]
+        fn __rc_custom_mutator(
+            $data: &mut [u8],
+            $size: usize,
+            $max_size: usize,
+            $seed: u32,
+        ) -> usize {
+            $body
+        }
+    };
+}
+
+/// Custom cross-over functions are not used while reducing (see `fuzz_mutator!`).
+#[macro_export]
+macro_rules! fuzz_crossover {
+    (
+        |
+        $data1:ident : &[u8] ,
+        $data2:ident : &[u8] ,
+        $out:ident : &mut [u8] ,
+        $seed:ident : u32 $(,)*
+        |
+        $body:block
+    ) => {
+        #[allow(dead_code, unused_variables, unused_mut)]
+        fn __rc_custom_crossover(
+            $data1: &[u8],
+            $data2: &[u8],
+            $out: &mut [u8],
+            $seed: u32,
+        ) -> usize {
+            $body
+        }
+    };
+}
+
+#[doc(hidden)]
+pub mod __driver;
