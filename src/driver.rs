@@ -138,7 +138,8 @@ fn write_if_changed(path: &Path, contents: &str) -> Result<()> {
         source,
     };
     std::fs::create_dir_all(path.parent().expect("file in a directory")).map_err(werr)?;
-    std::fs::write(path, contents).map_err(werr)
+    // Atomic: concurrent runs may be building from this directory right now.
+    crate::output::write_atomic(path, contents.as_bytes())
 }
 
 /// Copies the fuzz workspace's `Cargo.lock` when it changed since last time,

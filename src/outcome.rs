@@ -41,8 +41,7 @@ impl Outcome {
 }
 
 /// The kind of failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "kind", content = "code")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CrashKind {
     /// A Rust panic (including one the target caught itself).
     Panic,
@@ -61,6 +60,28 @@ pub enum CrashKind {
 }
 
 impl CrashKind {
+    /// Stable machine name: `panic`, `abort`, `stack-overflow`,
+    /// `out-of-memory`, `timeout`, `signal`, `exit`.
+    pub fn id(&self) -> &'static str {
+        match self {
+            CrashKind::Panic => "panic",
+            CrashKind::Abort => "abort",
+            CrashKind::StackOverflow => "stack-overflow",
+            CrashKind::OutOfMemory => "out-of-memory",
+            CrashKind::Timeout => "timeout",
+            CrashKind::Signal(_) => "signal",
+            CrashKind::Exit(_) => "exit",
+        }
+    }
+
+    /// The signal number or exit status, for `signal` and `exit`.
+    pub fn code(&self) -> Option<i32> {
+        match self {
+            CrashKind::Signal(n) | CrashKind::Exit(n) => Some(*n),
+            _ => None,
+        }
+    }
+
     pub fn name(&self) -> String {
         match self {
             CrashKind::Panic => "panic".into(),
@@ -88,7 +109,7 @@ fn signal_name(n: i32) -> &'static str {
 }
 
 /// Identity of a crash: kind, plus where and what for panics.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Signature {
     pub kind: CrashKind,
     /// The panic message (or a short description for other kinds).
@@ -113,6 +134,19 @@ impl Signature {
             message: Some(message.into()),
             location: (!location.is_empty()).then_some(location),
         }
+    }
+}
+
+/// JSON: `{"kind": "panic", "code": null, "message": "...", "location": "src/lib.rs:3:9"}`.
+impl Serialize for Signature {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = ser.serialize_struct("Signature", 4)?;
+        st.serialize_field("kind", self.kind.id())?;
+        st.serialize_field("code", &self.kind.code())?;
+        st.serialize_field("message", &self.message)?;
+        st.serialize_field("location", &self.location)?;
+        st.end()
     }
 }
 

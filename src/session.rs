@@ -264,13 +264,27 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
     })
 }
 
-/// Runs each file once and reports its outcome (no reduction).
+/// Runs each file once and reports its outcome (no reduction). Each file's
+/// target is inferred separately; one driver per target is built and kept.
 pub fn classify(opts: &Options, files: &[PathBuf], reporter: &mut Reporter) -> Result<()> {
-    let first = files.first().expect("clap requires at least one file");
-    let mut p = prepare(opts, first, reporter)?;
+    let mut drivers: Vec<Prepared> = Vec::new();
     for file in files {
         let data = read_artifact(file)?;
-        let run = p.exec.run(&data)?;
+        let mut locate = opts.locate.clone();
+        locate.artifact = Some(file.clone());
+        let project = FuzzProject::locate(&locate)?;
+        let target = project.resolve_target(opts.fuzz_target.as_deref(), file)?.name.clone();
+        let index = match drivers
+            .iter()
+            .position(|p| p.target == target && p.project.manifest == project.manifest)
+        {
+            Some(i) => i,
+            None => {
+                drivers.push(prepare(opts, file, reporter)?);
+                drivers.len() - 1
+            }
+        };
+        let run = drivers[index].exec.run(&data)?;
         reporter.classified(file, &run.outcome, run.elapsed);
     }
     Ok(())

@@ -1,0 +1,191 @@
+//! Fast coarse reduction by adaptive chunk deletion.
+//!
+//! ddmin pays for its guarantee with many tests on large inputs. Most of a
+//! fuzzer-generated crash input is usually irrelevant and comes off in long
+//! runs, so this pass (in the spirit of Hypothesis's shrinker) sweeps chunk
+//! sizes from half the input down to single elements, deleting chunks at
+//! successive positions. When a deletion at some position works it is grown
+//! exponentially and then binary-searched to the largest deletable run (a
+//! `find_integer`-style search), so deleting `k` adjacent chunks costs
+//! `O(log k)` tests instead of `k`. Sweeps repeat until one changes nothing;
+//! since every sweep ends with single-element deletions at every position,
+//! the fixpoint is also 1-minimal (unless the oracle became exhausted).
+
+use super::batch::{write_without, Batch};
+use crate::oracle::Oracle;
+
+/// Deletes chunks from `input` (assumed interesting, never tested) until no
+/// single chunk deletion of any size works.
+///
+/// The result is interesting (or the input itself) and never longer.
+pub fn delete_chunks<E, O>(input: &[E], oracle: &mut O) -> Vec<E>
+where
+    E: Clone,
+    O: Oracle<E> + ?Sized,
+{
+    let mut current = input.to_vec();
+    let mut batch = Batch::new();
+    loop {
+        let before = current.len();
+        sweep(&mut current, oracle, &mut batch);
+        if current.len() == before || current.is_empty() || oracle.exhausted() {
+            return current;
+        }
+    }
+}
+
+/// One pass over chunk sizes `len/2, len/4, …, 1`.
+fn sweep<E, O>(current: &mut Vec<E>, oracle: &mut O, batch: &mut Batch<E>)
+where
+    E: Clone,
+    O: Oracle<E> + ?Sized,
+{
+    let mut size = (current.len() / 2).max(1);
+    while !current.is_empty() && !oracle.exhausted() {
+        delete_chunks_of_size(current, size, oracle, batch);
+        if size == 1 {
+            break;
+        }
+        size /= 2;
+    }
+}
+
+/// Scans positions `0, size, 2·size, …`, deleting (and growing) every chunk
+/// whose deletion keeps the input interesting.
+fn delete_chunks_of_size<E, O>(
+    current: &mut Vec<E>,
+    size: usize,
+    oracle: &mut O,
+    batch: &mut Batch<E>,
+) where
+    E: Clone,
+    O: Oracle<E> + ?Sized,
+{
+    let mut position = 0;
+    while position < current.len() {
+        let len = current.len();
+        let count = (len - position).div_ceil(size);
+        let found = batch.first_interesting(oracle, count, |k, out| {
+            let lo = position + k * size;
+            write_without(current, lo, (lo + size).min(len), out);
+        });
+        let Some(k) = found else {
+            return;
+        };
+        position += k * size;
+        let chunks = largest_deletable_run(current, position, size, oracle);
+        let end = (position + chunks * size).min(len);
+        current.drain(position..end);
+    }
+}
+
+/// The largest `j` such that deleting `j` chunks of `size` starting at
+/// `position` (clamped to the end) is interesting, given that `j = 1` is:
+/// exponential probing, then binary search between the last success and
+/// the first failure.
+fn largest_deletable_run<E, O>(current: &[E], position: usize, size: usize, oracle: &mut O) -> usize
+where
+    E: Clone,
+    O: Oracle<E> + ?Sized,
+{
+    let max = (current.len() - position).div_ceil(size);
+    let mut candidate = Vec::with_capacity(current.len());
+    let mut deletes = |chunks: usize, oracle: &mut O| {
+        candidate.clear();
+        let end = (position + chunks * size).min(current.len());
+        write_without(current, position, end, &mut candidate);
+        !oracle.exhausted() && oracle.test(&candidate)
+    };
+    let mut good = 1;
+    let mut bad = loop {
+        let probe = (good * 2).min(max);
+        if probe == good {
+            return good;
+        }
+        if !deletes(probe, oracle) {
+            break probe;
+        }
+        good = probe;
+    };
+    while good + 1 < bad {
+        let middle = good + (bad - good) / 2;
+        if deletes(middle, oracle) {
+            good = middle;
+        } else {
+            bad = middle;
+        }
+    }
+    good
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reduce::testing::{arb_case, is_one_minimal, Recorder};
+    use proptest::prelude::*;
+
+    #[test]
+    fn deletes_a_long_run_in_logarithmically_many_tests() {
+        // 1000 irrelevant bytes after the 2 that matter.
+        let mut input = b"ab".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 1000));
+        let mut rec = Recorder::new(|c: &[u8]| c.starts_with(b"ab"));
+        assert_eq!(delete_chunks(&input, &mut rec), b"ab");
+        assert!(rec.log.len() < 60, "{} tests", rec.log.len());
+    }
+
+    #[test]
+    fn run_search_costs_logarithmically_many_tests() {
+        // At position 3 with size 1, exactly 37 elements can go.
+        let input: Vec<u8> = (0..50).collect();
+        let mut rec = Recorder::new(|c: &[u8]| c.len() >= 13 && c[..3] == [0, 1, 2]);
+        assert_eq!(largest_deletable_run(&input, 3, 1, &mut rec), 37);
+        // Probes 2, 4, …, 32, 47 (fails), then binary search in 32..47.
+        assert_eq!(rec.log.len(), 6 + 4);
+        // With size 4 the answer is in chunks: 9 chunks = 36 elements.
+        let mut rec = Recorder::new(|c: &[u8]| c.len() >= 13 && c[..3] == [0, 1, 2]);
+        assert_eq!(largest_deletable_run(&input, 3, 4, &mut rec), 9);
+    }
+
+    #[test]
+    fn growth_finds_the_exact_run() {
+        // Only the 37 bytes 3..40 are irrelevant.
+        let input: Vec<u8> = (0..50).collect();
+        let needed: Vec<u8> = (0..3).chain(40..50).collect();
+        let mut rec = Recorder::new(|c: &[u8]| needed.iter().all(|b| c.contains(b)));
+        assert_eq!(delete_chunks(&input, &mut rec), needed);
+    }
+
+    #[test]
+    fn result_is_one_minimal_on_scattered_bytes() {
+        let input = b"..a....b..c.....d.";
+        let pred = |c: &[u8]| [b'a', b'b', b'c', b'd'].iter().all(|x| c.contains(x));
+        let mut rec = Recorder::new(pred);
+        assert_eq!(delete_chunks(input, &mut rec), b"abcd");
+    }
+
+    #[test]
+    fn can_reach_empty() {
+        assert_eq!(delete_chunks(b"abc", &mut |_: &[u8]| true), b"");
+    }
+
+    #[test]
+    fn stops_when_exhausted() {
+        let mut rec = Recorder::new(|_: &[u8]| false).exhaust_after(5);
+        let input = vec![3u8; 200];
+        assert_eq!(delete_chunks(&input, &mut rec), input);
+        assert_eq!(rec.log.len(), 5);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        #[test]
+        fn result_is_interesting_smaller_and_one_minimal(case in arb_case()) {
+            let result = delete_chunks(&case.input, &mut |c: &[u8]| case.holds(c));
+            prop_assert!(case.holds(&result));
+            prop_assert!(result.len() <= case.input.len());
+            prop_assert!(is_one_minimal(&result, |c| case.holds(c)));
+        }
+    }
+}
