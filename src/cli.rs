@@ -166,10 +166,11 @@ impl Cli {
 
     /// libFuzzer-style `-name=value` flags from after `--`.
     fn libfuzzer_flag(&self, name: &str) -> Option<&str> {
-        self.libfuzzer_args
-            .iter()
-            .rev()
-            .find_map(|a| a.strip_prefix('-').and_then(|a| a.strip_prefix(name)).and_then(|a| a.strip_prefix('=')))
+        self.libfuzzer_args.iter().rev().find_map(|a| {
+            a.strip_prefix('-')
+                .and_then(|a| a.strip_prefix(name))
+                .and_then(|a| a.strip_prefix('='))
+        })
     }
 
     /// Flags after `--` that this tool does not use.
@@ -180,14 +181,18 @@ impl Cli {
             .filter(|a| {
                 !["timeout", "rss_limit_mb", "malloc_limit_mb"]
                     .iter()
-                    .any(|n| a.strip_prefix('-').is_some_and(|r| r.starts_with(&format!("{n}="))))
+                    .any(|n| {
+                        a.strip_prefix('-')
+                            .is_some_and(|r| r.starts_with(&format!("{n}=")))
+                    })
             })
             .collect()
     }
 
     pub fn options(&self, cwd: PathBuf) -> Result<Options, String> {
         let secs = |s: f64, what: &str| -> Result<Duration, String> {
-            Duration::try_from_secs_f64(s).map_err(|_| format!("{what} must be a non-negative number of seconds"))
+            Duration::try_from_secs_f64(s)
+                .map_err(|_| format!("{what} must be a non-negative number of seconds"))
         };
         let parse_u64 = |v: &str, what: &str| -> Result<u64, String> {
             v.parse().map_err(|_| format!("-{what}={v}: not a number"))

@@ -63,7 +63,12 @@ pub enum StopReason {
 
 impl<'a> CrashOracle<'a> {
     /// `original` must already be known to crash with `expected`.
-    pub fn new(exec: &'a mut Executor, expected: Signature, mode: MatchMode, original: &[u8]) -> Self {
+    pub fn new(
+        exec: &'a mut Executor,
+        expected: Signature,
+        mode: MatchMode,
+        original: &[u8],
+    ) -> Self {
         CrashOracle {
             exec,
             expected,
@@ -112,8 +117,15 @@ impl<'a> CrashOracle<'a> {
 
     /// Crashes seen with a different signature, most frequent first.
     pub fn other_signatures(&self) -> Vec<(Signature, u64)> {
-        let mut v: Vec<_> = self.other_signatures.iter().map(|(s, n)| (s.clone(), *n)).collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.to_string().cmp(&b.0.to_string())));
+        let mut v: Vec<_> = self
+            .other_signatures
+            .iter()
+            .map(|(s, n)| (s.clone(), *n))
+            .collect();
+        v.sort_by(|a, b| {
+            b.1.cmp(&a.1)
+                .then_with(|| a.0.to_string().cmp(&b.0.to_string()))
+        });
         v
     }
 
@@ -130,7 +142,10 @@ impl<'a> CrashOracle<'a> {
         if interrupt::requested() {
             self.stop = Some(StopReason::Interrupted);
         } else if self.budget.max_tests.is_some_and(|m| self.executed >= m)
-            || self.budget.max_time.is_some_and(|t| self.started.elapsed() >= t)
+            || self
+                .budget
+                .max_time
+                .is_some_and(|t| self.started.elapsed() >= t)
         {
             self.stop = Some(StopReason::Budget);
         }

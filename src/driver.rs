@@ -126,7 +126,10 @@ pub fn generate(project: &FuzzProject, dir: &Path) -> Result<()> {
 }
 
 fn escape_path(p: &Path) -> String {
-    p.display().to_string().replace('\\', "\\\\").replace('"', "\\\"")
+    p.display()
+        .to_string()
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
 }
 
 fn write_if_changed(path: &Path, contents: &str) -> Result<()> {
@@ -172,7 +175,11 @@ pub fn manifest(project: &FuzzProject) -> String {
         project.manifest.display()
     );
     let _ = writeln!(out, "[package]");
-    let _ = writeln!(out, "name = {}", toml_str(&format!("rc-driver-{}", pkg.name)));
+    let _ = writeln!(
+        out,
+        "name = {}",
+        toml_str(&format!("rc-driver-{}", pkg.name))
+    );
     let _ = writeln!(out, "version = \"0.0.0\"\npublish = false");
     let _ = writeln!(out, "edition = {}", toml_str(pkg.edition.as_str()));
     let _ = writeln!(out, "autobins = false\n\n[workspace]\n");
@@ -197,13 +204,20 @@ pub fn manifest(project: &FuzzProject) -> String {
             Some(platform) => format!("target.{}.dependencies", toml_str(&platform.to_string())),
             None => "dependencies".to_owned(),
         };
-        sections.entry(section).or_default().push(dependency_line(&key, dep));
+        sections
+            .entry(section)
+            .or_default()
+            .push(dependency_line(&key, dep));
     }
-    let shim = format!(
+    let shim =
+        format!(
         "libfuzzer-sys = {{ package = \"rc-libfuzzer-shim\", path = \"shim\", features = [{}] }}",
         shim_features.iter().map(|f| toml_str(f)).collect::<Vec<_>>().join(", ")
     );
-    sections.entry("dependencies".to_owned()).or_default().push(shim);
+    sections
+        .entry("dependencies".to_owned())
+        .or_default()
+        .push(shim);
     for (section, lines) in &sections {
         let _ = writeln!(out, "[{section}]");
         for line in lines {
@@ -262,7 +276,9 @@ fn dependency_line(key: &str, dep: &cargo_metadata::Dependency) -> String {
             }
         }
     }
-    if req != "*" || (dep.path.is_none() && dep.source.as_deref().is_none_or(|s| !s.starts_with("git+"))) {
+    if req != "*"
+        || (dep.path.is_none() && dep.source.as_deref().is_none_or(|s| !s.starts_with("git+")))
+    {
         fields.push(format!("version = {}", toml_str(&req)));
     }
     if let Some(registry) = &dep.registry {
@@ -313,7 +329,10 @@ fn rustflags(project: &FuzzProject, opts: &BuildOptions) -> Vec<String> {
     // Panic locations as cargo-fuzz's own build prints them: paths inside the
     // fuzz workspace relative to its root.
     let root = project.workspace_root.display().to_string();
-    flags.push(format!("--remap-path-prefix={}/=", root.trim_end_matches('/')));
+    flags.push(format!(
+        "--remap-path-prefix={}/=",
+        root.trim_end_matches('/')
+    ));
     if let Ok(user) = std::env::var("RUSTFLAGS") {
         flags.extend(user.split_whitespace().map(str::to_owned));
     }
@@ -351,12 +370,19 @@ fn compile(
     if opts.no_default_features {
         cmd.arg("--no-default-features");
     }
-    cmd.env("CARGO_ENCODED_RUSTFLAGS", rustflags(project, opts).join("\x1f"))
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_BUILD_RUSTFLAGS")
-        .env_remove("CARGO_TARGET_DIR")
-        .stdout(Stdio::piped())
-        .stderr(if opts.verbose { Stdio::inherit() } else { Stdio::piped() });
+    cmd.env(
+        "CARGO_ENCODED_RUSTFLAGS",
+        rustflags(project, opts).join("\x1f"),
+    )
+    .env_remove("RUSTFLAGS")
+    .env_remove("CARGO_BUILD_RUSTFLAGS")
+    .env_remove("CARGO_TARGET_DIR")
+    .stdout(Stdio::piped())
+    .stderr(if opts.verbose {
+        Stdio::inherit()
+    } else {
+        Stdio::piped()
+    });
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::Cargo(format!("cannot run {}: {e}", cargo().display())))?;

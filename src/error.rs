@@ -9,12 +9,20 @@ pub enum Error {
     #[error("artifact {path} does not exist: pass the path of a file written by `cargo fuzz run`")]
     ArtifactMissing { path: PathBuf },
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot write {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("output path {path} is the original artifact: choose another -o/--output")]
     OutputIsInput { path: PathBuf },
-    #[error("no cargo-fuzz project found for {searched}: run from your crate, or pass --fuzz-dir DIR")]
+    #[error(
+        "no cargo-fuzz project found for {searched}: run from your crate, or pass --fuzz-dir DIR"
+    )]
     NoProject { searched: PathBuf },
     #[error("{manifest} is not a cargo-fuzz manifest (no `[package.metadata] cargo-fuzz = true`): pass --fuzz-dir DIR")]
     NotCargoFuzz { manifest: PathBuf },
@@ -31,17 +39,35 @@ pub enum Error {
     #[error(transparent)]
     Exec(#[from] crate::exec::ExecError),
     #[error("{path} does not crash `{target}`: the target {outcome} it ({runs} runs); nothing to reduce")]
-    NoCrash { path: PathBuf, target: String, outcome: &'static str, runs: usize },
+    NoCrash {
+        path: PathBuf,
+        target: String,
+        outcome: &'static str,
+        runs: usize,
+    },
     #[error("{path} crashes `{target}` only sometimes ({crashed} of {runs} runs: {detail}); reduction needs a reproducible crash")]
-    Flaky { path: PathBuf, target: String, crashed: usize, runs: usize, detail: String },
+    Flaky {
+        path: PathBuf,
+        target: String,
+        crashed: usize,
+        runs: usize,
+        detail: String,
+    },
 }
 
 impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::ArtifactMissing { .. } | Error::Read { .. } | Error::Write { .. } | Error::OutputIsInput { .. } => exit_code::BAD_INPUT,
-            Error::NoProject { .. } | Error::NotCargoFuzz { .. } | Error::Metadata { .. } => exit_code::NO_PROJECT,
-            Error::UnknownTarget { .. } | Error::TargetNotInferred { .. } => exit_code::UNKNOWN_TARGET,
+            Error::ArtifactMissing { .. }
+            | Error::Read { .. }
+            | Error::Write { .. }
+            | Error::OutputIsInput { .. } => exit_code::BAD_INPUT,
+            Error::NoProject { .. } | Error::NotCargoFuzz { .. } | Error::Metadata { .. } => {
+                exit_code::NO_PROJECT
+            }
+            Error::UnknownTarget { .. } | Error::TargetNotInferred { .. } => {
+                exit_code::UNKNOWN_TARGET
+            }
             Error::Build { .. } | Error::Cargo(_) | Error::Exec(_) => exit_code::BUILD_FAILED,
             Error::NoCrash { .. } => exit_code::NO_CRASH,
             Error::Flaky { .. } => exit_code::FLAKY,

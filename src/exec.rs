@@ -135,12 +135,14 @@ impl Executor {
             // The driver died between batches; restart it and retry once.
             self.kill_driver();
             self.ensure_driver()?;
-            self.driver.as_mut().expect("driver started").send_batch(inputs).map_err(|e| {
-                ExecError::Startup {
+            self.driver
+                .as_mut()
+                .expect("driver started")
+                .send_batch(inputs)
+                .map_err(|e| ExecError::Startup {
                     path: self.config.program.clone(),
                     detail: format!("cannot send inputs: {e}"),
-                }
-            })?;
+                })?;
         }
         let driver = self.driver.as_mut().expect("driver started");
         for _ in inputs {
@@ -250,7 +252,11 @@ pub fn classify_death(status: Option<ExitStatus>, stderr: &str) -> Signature {
     if stderr.contains("has overflowed its stack") {
         return Signature::new(CrashKind::StackOverflow);
     }
-    if let Some(line) = stderr.lines().rev().find(|l| l.starts_with("memory allocation of ")) {
+    if let Some(line) = stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("memory allocation of "))
+    {
         let mut sig = Signature::new(CrashKind::OutOfMemory);
         sig.message = Some(line.trim().to_owned());
         return sig;
@@ -400,7 +406,10 @@ impl Driver {
     }
 
     fn stderr_tail(&self) -> String {
-        let tail = self.stderr.lock().map(|t| t.iter().copied().collect::<Vec<u8>>());
+        let tail = self
+            .stderr
+            .lock()
+            .map(|t| t.iter().copied().collect::<Vec<u8>>());
         String::from_utf8_lossy(&tail.unwrap_or_default()).into_owned()
     }
 }
@@ -573,7 +582,10 @@ mod tests {
             CrashKind::OutOfMemory
         );
         let segv = ExitStatus::from_raw(libc::SIGSEGV);
-        assert_eq!(classify_death(Some(segv), "").kind, CrashKind::Signal(libc::SIGSEGV));
+        assert_eq!(
+            classify_death(Some(segv), "").kind,
+            CrashKind::Signal(libc::SIGSEGV)
+        );
         let exit3 = ExitStatus::from_raw(3 << 8);
         assert_eq!(classify_death(Some(exit3), "").kind, CrashKind::Exit(3));
     }

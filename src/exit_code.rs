@@ -26,14 +26,29 @@ pub const INTERRUPTED: i32 = 130;
 
 /// (code, meaning) for documentation and `--help`.
 pub const ALL: &[(i32, &str)] = &[
-    (SUCCESS, "reduced and written (or, with --classify, all files classified)"),
+    (
+        SUCCESS,
+        "reduced and written (or, with --classify, all files classified)",
+    ),
     (INTERNAL, "internal error"),
     (USAGE, "bad command line"),
     (NO_CRASH, "the artifact does not crash the target"),
-    (FLAKY, "the artifact crashes only sometimes, or differently each time"),
-    (BAD_INPUT, "artifact missing or unreadable, or unusable output path"),
+    (
+        FLAKY,
+        "the artifact crashes only sometimes, or differently each time",
+    ),
+    (
+        BAD_INPUT,
+        "artifact missing or unreadable, or unusable output path",
+    ),
     (NO_PROJECT, "no cargo-fuzz project found"),
-    (UNKNOWN_TARGET, "unknown fuzz target, or it cannot be inferred"),
+    (
+        UNKNOWN_TARGET,
+        "unknown fuzz target, or it cannot be inferred",
+    ),
     (BUILD_FAILED, "the in-process driver did not build or start"),
-    (INTERRUPTED, "interrupted; the best result so far was written"),
+    (
+        INTERRUPTED,
+        "interrupted; the best result so far was written",
+    ),
 ];

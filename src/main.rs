@@ -15,7 +15,10 @@ fn run(cli: &Cli, reporter: &mut Reporter) -> i32 {
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {
-            reporter.error(&format!("cannot read the current directory: {e}"), exit_code::INTERNAL);
+            reporter.error(
+                &format!("cannot read the current directory: {e}"),
+                exit_code::INTERNAL,
+            );
             return exit_code::INTERNAL;
         }
     };
@@ -28,7 +31,10 @@ fn run(cli: &Cli, reporter: &mut Reporter) -> i32 {
     };
     let ignored = cli.ignored_libfuzzer_args();
     if !ignored.is_empty() {
-        reporter.warn(format!("ignoring libFuzzer flags that do not apply here: {}", ignored.join(" ")));
+        reporter.warn(format!(
+            "ignoring libFuzzer flags that do not apply here: {}",
+            ignored.join(" ")
+        ));
     }
     if cli.classify {
         return match session::classify(&opts, &cli.artifacts, reporter) {

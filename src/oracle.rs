@@ -11,7 +11,7 @@
 //! from memory and counted separately, the way the Fuzzing Book's
 //! `CachingReducer` counts `tests`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 
 /// Decides whether a candidate keeps the property being reduced for.
@@ -113,8 +113,11 @@ impl<E: Hash + Eq + Clone, O: Oracle<E>> Oracle<E> for Cached<E, O> {
         // Sequential semantics: the answer is the first interesting candidate
         // in order. Candidates before the first cached-`true` one that are not
         // cached go to the inner oracle as one batch.
+        // A candidate repeated within the list is sent once: its later copies
+        // can only be reached if the first answered `false`.
         let mut batch: Vec<Vec<E>> = Vec::new();
         let mut batch_index: Vec<usize> = Vec::new();
+        let mut pending: HashSet<&[E]> = HashSet::new();
         let mut cached_true = None;
         for (i, c) in candidates.iter().enumerate() {
             match self.cache.get(c.as_slice()) {
@@ -124,8 +127,10 @@ impl<E: Hash + Eq + Clone, O: Oracle<E>> Oracle<E> for Cached<E, O> {
                 }
                 Some(false) => {}
                 None => {
-                    batch.push(c.clone());
-                    batch_index.push(i);
+                    if pending.insert(c.as_slice()) {
+                        batch.push(c.clone());
+                        batch_index.push(i);
+                    }
                 }
             }
         }
@@ -171,7 +176,10 @@ mod tests {
         assert!(o.test(b"ax"));
         assert!(!o.test(b"a"));
         let s = o.stats();
-        assert_eq!((s.calls, s.executed, s.cache_hits, s.interesting), (3, 2, 1, 1));
+        assert_eq!(
+            (s.calls, s.executed, s.cache_hits, s.interesting),
+            (3, 2, 1, 1)
+        );
         drop(o);
         assert_eq!(runs, 2);
     }

@@ -223,8 +223,14 @@ mod tests {
 
     #[test]
     fn default_identity_is_kind_and_location() {
-        let a = Signature::panic("index out of bounds: the len is 3 but the index is 9", "src/lib.rs:4:5");
-        let a2 = Signature::panic("index out of bounds: the len is 2 but the index is 2", "src/lib.rs:4:5");
+        let a = Signature::panic(
+            "index out of bounds: the len is 3 but the index is 9",
+            "src/lib.rs:4:5",
+        );
+        let a2 = Signature::panic(
+            "index out of bounds: the len is 2 but the index is 2",
+            "src/lib.rs:4:5",
+        );
         let b = Signature::panic("boom", "src/lib.rs:9:5");
         let m = MatchMode::default();
         assert!(m.matches(&a, &a2));
@@ -239,6 +245,9 @@ mod tests {
     fn display_is_one_line() {
         let s = Signature::panic("line one\nline two", "src/lib.rs:1:1");
         assert_eq!(s.to_string(), "panic at src/lib.rs:1:1: line one…");
-        assert_eq!(Signature::new(CrashKind::Signal(11)).to_string(), "signal 11 (SIGSEGV)");
+        assert_eq!(
+            Signature::new(CrashKind::Signal(11)).to_string(),
+            "signal 11 (SIGSEGV)"
+        );
     }
 }

@@ -59,7 +59,10 @@ mod tests {
     #[test]
     fn output_is_beside_the_original_and_never_the_original() {
         let p = Path::new("fuzz/artifacts/t/crash-abc");
-        assert_eq!(default_output(p), Path::new("fuzz/artifacts/t/crash-abc.reduced"));
+        assert_eq!(
+            default_output(p),
+            Path::new("fuzz/artifacts/t/crash-abc.reduced")
+        );
         let tmp = tempfile::tempdir().unwrap();
         let a = tmp.path().join("crash-1");
         std::fs::write(&a, b"x").unwrap();

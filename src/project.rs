@@ -57,7 +57,9 @@ impl FuzzProject {
                 manifest: manifest.to_owned(),
                 detail: one_line(&e.to_string()),
             })?;
-        let canonical = manifest.canonicalize().unwrap_or_else(|_| manifest.to_owned());
+        let canonical = manifest
+            .canonicalize()
+            .unwrap_or_else(|_| manifest.to_owned());
         let package = metadata
             .packages
             .iter()
@@ -83,7 +85,10 @@ impl FuzzProject {
             .collect();
         targets.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(FuzzProject {
-            dir: canonical.parent().expect("manifest has a parent").to_owned(),
+            dir: canonical
+                .parent()
+                .expect("manifest has a parent")
+                .to_owned(),
             manifest: canonical,
             workspace_root: metadata.workspace_root.into_std_path_buf(),
             target_directory: metadata.target_directory.into_std_path_buf(),
@@ -137,7 +142,8 @@ pub fn cargo() -> PathBuf {
 }
 
 fn absolute(p: &Path) -> PathBuf {
-    p.canonicalize().unwrap_or_else(|_| std::path::absolute(p).unwrap_or_else(|_| p.to_owned()))
+    p.canonicalize()
+        .unwrap_or_else(|_| std::path::absolute(p).unwrap_or_else(|_| p.to_owned()))
 }
 
 fn one_line(s: &str) -> String {
@@ -179,7 +185,10 @@ fn find_manifest(how: &Locate) -> Result<PathBuf> {
         if is_fuzz_manifest(&path) {
             return Ok(path);
         }
-        let nested = path.parent().unwrap_or(Path::new(".")).join("fuzz/Cargo.toml");
+        let nested = path
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("fuzz/Cargo.toml");
         if nested.is_file() {
             return Ok(nested);
         }

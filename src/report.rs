@@ -172,7 +172,11 @@ impl Reporter {
         }
         self.clear_progress();
         let pct = 100.0 * (1.0 - s.reduced_len as f64 / s.original_len.max(1) as f64);
-        let verb = if s.interrupted { "Interrupted" } else { "Reduced" };
+        let verb = if s.interrupted {
+            "Interrupted"
+        } else {
+            "Reduced"
+        };
         self.status(
             verb,
             format!(

@@ -65,7 +65,10 @@ fn prepare(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Result<P
     let mut locate = opts.locate.clone();
     locate.artifact = Some(artifact.to_owned());
     let project = FuzzProject::locate(&locate)?;
-    let target = project.resolve_target(opts.fuzz_target.as_deref(), artifact)?.name.clone();
+    let target = project
+        .resolve_target(opts.fuzz_target.as_deref(), artifact)?
+        .name
+        .clone();
 
     let mut build = opts.build.clone();
     if let Some(s) = build.sanitizer.as_deref() {
@@ -77,7 +80,10 @@ fn prepare(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Result<P
         }
     }
     let started = Instant::now();
-    reporter.status("Building", format!("in-process driver for fuzz target `{target}`"));
+    reporter.status(
+        "Building",
+        format!("in-process driver for fuzz target `{target}`"),
+    );
     let built = driver::build(&project, &target, &build)?;
     if !built.fresh {
         reporter.status(
@@ -169,14 +175,21 @@ fn reduction_timeout(opts: &Options, sig: &Signature, slowest: Duration) -> Dura
 /// Reduces one artifact. Returns the summary (also when interrupted).
 pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Result<Summary> {
     let data = read_artifact(artifact)?;
-    let output = opts.output.clone().unwrap_or_else(|| default_output(artifact));
+    let output = opts
+        .output
+        .clone()
+        .unwrap_or_else(|| default_output(artifact));
     check_output(artifact, &output)?;
     let mut p = prepare(opts, artifact, reporter)?;
 
     let (signature, slowest) = reproduce(opts, &mut p, artifact, &data)?;
     reporter.status(
         "Reproduced",
-        format!("{} ({} bytes): {signature}", display_name(artifact), data.len()),
+        format!(
+            "{} ({} bytes): {signature}",
+            display_name(artifact),
+            data.len()
+        ),
     );
     reporter.started(&p.target, artifact, data.len(), &signature);
     let timeout = reduction_timeout(opts, &signature, slowest);
@@ -199,9 +212,12 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         let oracle = CrashOracle::new(&mut p.exec, signature.clone(), opts.match_mode, &data)
             .with_budget(opts.budget)
             .on_progress(|pr| {
-                progress_reporter
-                    .borrow_mut()
-                    .progress(original_len, pr.best_len, pr.executed, pr.elapsed)
+                progress_reporter.borrow_mut().progress(
+                    original_len,
+                    pr.best_len,
+                    pr.executed,
+                    pr.elapsed,
+                )
             })
             .write_best_to(output.clone())?;
         let mut cached = Cached::new(oracle);
@@ -216,7 +232,13 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         } else {
             oracle.best().to_vec()
         };
-        (best, stats, oracle.other_signatures(), oracle.stop_reason(), oracle.take_error())
+        (
+            best,
+            stats,
+            oracle.other_signatures(),
+            oracle.stop_reason(),
+            oracle.take_error(),
+        )
     };
     if let Some(e) = error {
         return Err(e);
@@ -273,7 +295,10 @@ pub fn classify(opts: &Options, files: &[PathBuf], reporter: &mut Reporter) -> R
         let mut locate = opts.locate.clone();
         locate.artifact = Some(file.clone());
         let project = FuzzProject::locate(&locate)?;
-        let target = project.resolve_target(opts.fuzz_target.as_deref(), file)?.name.clone();
+        let target = project
+            .resolve_target(opts.fuzz_target.as_deref(), file)?
+            .name
+            .clone();
         let index = match drivers
             .iter()
             .position(|p| p.target == target && p.project.manifest == project.manifest)
@@ -324,7 +349,9 @@ fn reproduce_line(
 }
 
 fn shell_quote(s: &str) -> String {
-    if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c)) {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c))
+    {
         s.to_owned()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
