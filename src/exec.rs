@@ -23,6 +23,9 @@ use std::time::{Duration, Instant};
 /// How much of the driver's stderr is kept to classify a death.
 const STDERR_TAIL: usize = 64 * 1024;
 
+/// How long to busy-wait for an answer before sleeping in `poll`.
+const SPIN: Duration = Duration::from_micros(50);
+
 /// How long a fresh driver may take to start (its `init:` block included).
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -313,7 +316,7 @@ impl Driver {
         let mut driver = Driver {
             child,
             stdin,
-            reader: FrameReader::new(stdout),
+            reader: FrameReader::new(set_nonblocking(stdout)),
             stderr,
             stderr_thread: Some(stderr_thread),
         };
@@ -414,6 +417,15 @@ impl Driver {
     }
 }
 
+fn set_nonblocking(pipe: ChildStdout) -> ChildStdout {
+    let fd = pipe.as_raw_fd();
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+    pipe
+}
+
 fn last_lines(s: &str, n: usize) -> String {
     let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
     lines[lines.len().saturating_sub(n)..].join(" | ")
@@ -462,52 +474,52 @@ impl FrameReader {
         }
     }
 
+    /// Reads more bytes. The pipe is non-blocking: spin for a few
+    /// microseconds first (the driver usually answers that fast), then wait
+    /// in `poll` until the deadline.
     fn fill(&mut self, deadline: Instant) -> Result<(), ReadError> {
         if self.pos > 0 && self.pos == self.buf.len() {
             self.buf.clear();
             self.pos = 0;
         }
-        let now = Instant::now();
-        if now >= deadline {
-            return Err(ReadError::Timeout);
-        }
-        let ms = (deadline - now).as_millis().clamp(1, i32::MAX as u128) as i32;
-        let mut pfd = libc::pollfd {
-            fd: self.pipe.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ready = unsafe { libc::poll(&mut pfd, 1, ms) };
-        if ready == 0 {
-            return Err(ReadError::Timeout);
-        }
-        if ready < 0 {
-            let err = io::Error::last_os_error();
-            if err.kind() == io::ErrorKind::Interrupted {
-                return Ok(());
-            }
-            return Err(ReadError::Closed);
-        }
+        let fd = self.pipe.as_raw_fd();
         let old = self.buf.len();
         self.buf.resize(old + (1 << 16), 0);
-        match self.pipe.read(&mut self.buf[old..]) {
-            Ok(0) => {
-                self.buf.truncate(old);
-                Err(ReadError::Closed)
+        let spin_until = Instant::now() + SPIN;
+        let result = loop {
+            let n = unsafe { libc::read(fd, self.buf[old..].as_mut_ptr().cast(), 1 << 16) };
+            if n > 0 {
+                break Ok(n as usize);
             }
-            Ok(n) => {
-                self.buf.truncate(old + n);
-                Ok(())
+            if n == 0 {
+                break Err(ReadError::Closed);
             }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                self.buf.truncate(old);
-                Ok(())
+            match io::Error::last_os_error().kind() {
+                io::ErrorKind::WouldBlock => {}
+                io::ErrorKind::Interrupted => continue,
+                _ => break Err(ReadError::Closed),
             }
-            Err(_) => {
-                self.buf.truncate(old);
-                Err(ReadError::Closed)
+            let now = Instant::now();
+            if now >= deadline {
+                break Err(ReadError::Timeout);
             }
-        }
+            if now < spin_until {
+                // Yield rather than burn: under load the driver needs this core.
+                unsafe { libc::sched_yield() };
+                continue;
+            }
+            let ms = (deadline - now).as_millis().clamp(1, i32::MAX as u128) as i32;
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            if unsafe { libc::poll(&mut pfd, 1, ms) } == 0 && Instant::now() >= deadline {
+                break Err(ReadError::Timeout);
+            }
+        };
+        self.buf.truncate(old + *result.as_ref().unwrap_or(&0));
+        result.map(|_| ())
     }
 
     fn read_exact(&mut self, n: usize, deadline: Instant) -> Result<Vec<u8>, ReadError> {

@@ -184,10 +184,60 @@ fn read_bytes(r: &mut impl Read, into: &mut Vec<u8>) -> Option<()> {
     r.read_exact(into).ok()
 }
 
+/// Reads the request pipe, spinning briefly before blocking: when the
+/// parent answers within microseconds (the common case while reducing), this
+/// saves the wake-up latency of a blocking read. Bounded, so an idle driver
+/// sleeps.
+struct SpinReader {
+    file: File,
+}
+
+const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+
+impl Read for SpinReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let fd = std::os::unix::io::AsRawFd::as_raw_fd(&self.file);
+        let start = Instant::now();
+        loop {
+            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let err = std::io::Error::last_os_error();
+            match err.kind() {
+                std::io::ErrorKind::WouldBlock => {
+                    if start.elapsed() < SPIN {
+                        // Yield rather than burn: under load the other side needs this core.
+                        unsafe { libc::sched_yield() };
+                    } else {
+                        let mut pfd = libc::pollfd {
+                            fd,
+                            events: libc::POLLIN,
+                            revents: 0,
+                        };
+                        unsafe { libc::poll(&mut pfd, 1, -1) };
+                    }
+                }
+                std::io::ErrorKind::Interrupted => {}
+                _ => return Err(err),
+            }
+        }
+    }
+}
+
+fn set_nonblocking(file: &File) {
+    let fd = std::os::unix::io::AsRawFd::as_raw_fd(file);
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+}
+
 /// Runs the driver until the parent closes the pipe or sends `Q`.
 pub fn run(target: Target) -> ! {
     let (input, mut output) = take_protocol_fds();
-    let mut input = BufReader::with_capacity(1 << 16, input);
+    set_nonblocking(&input);
+    let mut input = BufReader::with_capacity(1 << 16, SpinReader { file: input });
     install_panic_hook();
 
     let mut hello = b"RCD1".to_vec();
