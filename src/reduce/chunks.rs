@@ -118,11 +118,60 @@ where
     good
 }
 
+/// Widest window [`delete_windows`] tries.
+pub const MAX_WINDOW: usize = 8;
+
+/// Deletes runs of 2..=[`MAX_WINDOW`] consecutive elements at *every*
+/// offset, not only at chunk boundaries. Catches what aligned chunks and
+/// single deletions miss: multi-byte units (a UTF-8 character, an integer
+/// field) that are only removable together and straddle a chunk boundary.
+/// Widest windows first; repeated until nothing more can be deleted.
+pub fn delete_windows<E, O>(input: &[E], oracle: &mut O) -> Vec<E>
+where
+    E: Clone,
+    O: Oracle<E> + ?Sized,
+{
+    let mut current = input.to_vec();
+    let mut batch = Batch::new();
+    let mut changed = true;
+    while changed && !oracle.exhausted() {
+        changed = false;
+        for width in (2..=MAX_WINDOW.min(current.len())).rev() {
+            let mut position = 0;
+            while position + width <= current.len() && !oracle.exhausted() {
+                let count = current.len() - width + 1 - position;
+                let found = batch.first_interesting(oracle, count, |k, out| {
+                    let lo = position + k;
+                    write_without(&current, lo, lo + width, out);
+                });
+                let Some(k) = found else { break };
+                position += k;
+                current.drain(position..position + width);
+                changed = true;
+            }
+        }
+    }
+    current
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::reduce::testing::{arb_case, is_one_minimal, Recorder};
     use proptest::prelude::*;
+
+    #[test]
+    fn windows_delete_units_that_straddle_chunk_boundaries() {
+        // A two-byte unit at an odd offset: neither aligned chunks nor single
+        // deletions can remove it, a window can.
+        let input = b"a\xc2\xa0=\"".to_vec();
+        let ok =
+            |c: &[u8]| std::str::from_utf8(c).is_ok() && c.starts_with(b"a") && c.ends_with(b"=\"");
+        let mut rec = Recorder::new(ok);
+        assert_eq!(delete_chunks(&input, &mut rec), input);
+        let mut rec = Recorder::new(ok);
+        assert_eq!(delete_windows(&input, &mut rec), b"a=\"");
+    }
 
     #[test]
     fn deletes_a_long_run_in_logarithmically_many_tests() {

@@ -3,6 +3,7 @@
 //!
 //! * [`ddmin()`] — Zeller & Hildebrandt's ddmin, 1-minimal results;
 //! * [`delete_chunks`] — fast adaptive chunk deletion for the coarse work;
+//! * [`delete_windows`] — short runs at every offset (multi-byte units);
 //! * [`simplify()`] — afl-tmin-style value simplification at constant length;
 //! * [`seeds`] — the seed projects' reducers, transcribed call-for-call so
 //!   the reference results reproduce;
@@ -27,13 +28,14 @@ use std::str::FromStr;
 
 use crate::oracle::Oracle;
 
-pub use chunks::delete_chunks;
+pub use chunks::{delete_chunks, delete_windows};
 pub use ddmin::ddmin;
 pub use seeds::{fuzzingbook_dd, seed_ddmin, seed_ddrmin};
 pub use simplify::{simplify, Canonical};
 
-/// The default pipeline: chunk deletion to a fixpoint, then [`ddmin()`] (for
-/// the 1-minimality guarantee), then [`simplify()`]; repeated while
+/// The default pipeline: chunk deletion to a fixpoint, deletion of short
+/// unaligned windows ([`delete_windows`]), then [`ddmin()`] (for the
+/// 1-minimality guarantee), then [`simplify()`]; repeated while
 /// simplification changes anything.
 ///
 /// The result is interesting (or the input itself), never longer than the
@@ -47,6 +49,7 @@ where
     let mut current = input.to_vec();
     loop {
         current = delete_chunks(&current, oracle);
+        current = delete_windows(&current, oracle);
         current = ddmin(&current, oracle);
         let simplified = simplify(&current, oracle);
         // Simplification only accepts shortlex-smaller candidates, so this

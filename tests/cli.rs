@@ -1,0 +1,1004 @@
+//! End-to-end tests of the `cargo-reduce-crash` binary against the `buggy`
+//! fixture (`tests/fixtures/buggy`). See `tests/common/mod.rs` for the
+//! harness: a cached copy of the fixture, seeded noisy artifacts, and
+//! helpers that run the binary and read its JSON lines.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+// ------------------------------------------------------------------ 1. reduce each kind of crash
+
+/// One crash kind to reduce.
+struct Case {
+    target: &'static str,
+    trigger: &'static [u8],
+    /// Passed when reducing and classifying (e.g. `--timeout 0.3`).
+    extra: &'static [&'static str],
+    kind: &'static str,
+    /// Panics must have a location; other kinds have none.
+    has_location: bool,
+    /// The content a minimal result must have.
+    check_min: fn(&[u8]),
+}
+
+/// Reduces a noisy artifact of `case` and checks: exit 0, smaller output with
+/// the original's signature, 1-minimality, untouched original. Returns the
+/// reduced bytes and the `reduce-finished` message.
+fn reduce_and_check(test: &str, case: &Case) -> (Vec<u8>, Value) {
+    let fx = fixture();
+    let _guard = lock_target(case.target);
+    let data = noisy(test, case.trigger);
+    let artifact = fx.write_artifact(case.target, test, &data);
+    let before = data.clone();
+    let output = reduced_path(&artifact);
+
+    // The original crashes as expected.
+    let original = classify_one(&artifact, None, case.extra);
+    let original_id = identity(&original).unwrap_or_else(|| {
+        panic!(
+            "the noisy {} artifact does not crash: {original}",
+            case.target
+        )
+    });
+    assert_eq!(original_id.0, case.kind, "original: {original}");
+    assert_eq!(
+        original_id.1.is_some(),
+        case.has_location,
+        "original: {original}"
+    );
+    if let Some(loc) = &original_id.1 {
+        assert!(
+            loc.contains("src/lib.rs:"),
+            "panic location outside buggy's lib.rs: {original}"
+        );
+    }
+
+    let mut args = vec![];
+    args.extend_from_slice(case.extra);
+    let run = reduce(&artifact, &args);
+    run.assert_code(0);
+    let started = run.message("reduce-started");
+    assert_eq!(started["target"], case.target, "{started}");
+    assert_eq!(
+        started["original_len"].as_u64(),
+        Some(data.len() as u64),
+        "{started}"
+    );
+    assert_eq!(
+        sig_identity(&started["signature"]),
+        original_id,
+        "{started}"
+    );
+    let finished = run.message("reduce-finished");
+    check_finished(&finished, case.target, &artifact, &output, data.len());
+    assert_eq!(finished["interrupted"], false, "{finished}");
+    assert_eq!(finished["match_mode"], "location", "{finished}");
+    assert_eq!(finished["strategy"], "default", "{finished}");
+    assert_eq!(finished["verified_fresh"], true, "{finished}");
+    assert_eq!(
+        sig_identity(&finished["signature"]),
+        original_id,
+        "{finished}"
+    );
+
+    // Smaller, and the original is untouched.
+    let reduced = std::fs::read(&output)
+        .unwrap_or_else(|e| panic!("no output {}: {e}\n{}", output.display(), run.describe()));
+    assert!(
+        reduced.len() < data.len(),
+        "not smaller: {} -> {} bytes",
+        data.len(),
+        reduced.len()
+    );
+    assert_eq!(
+        std::fs::read(&artifact).unwrap(),
+        before,
+        "the original artifact was modified"
+    );
+    assert!(
+        stray_temporaries(&fx.artifact_dir(case.target)).is_empty(),
+        "stray temporaries left behind"
+    );
+
+    // The output crashes the same way, and no single-byte deletion of it does.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files = vec![output.clone()];
+    files.extend(write_deletions(&reduced, tmp.path()));
+    let classified = classify(&files, Some(case.target), case.extra);
+    assert_eq!(
+        identity(&classified[0]).as_ref(),
+        Some(&original_id),
+        "the reduced output {:?} does not crash like the original: {}",
+        String::from_utf8_lossy(&reduced),
+        classified[0]
+    );
+    for (i, c) in classified[1..].iter().enumerate() {
+        assert_ne!(
+            identity(c).as_ref(),
+            Some(&original_id),
+            "not 1-minimal: deleting byte {i} of {:?} still crashes the same way: {c}",
+            String::from_utf8_lossy(&reduced)
+        );
+    }
+
+    (case.check_min)(&reduced);
+    (reduced, finished)
+}
+
+#[test]
+fn reduces_unwrap_panic() {
+    reduce_and_check(
+        "reduces_unwrap_panic",
+        &Case {
+            target: "unwrap",
+            trigger: b"KEY=;",
+            extra: &[],
+            kind: "panic",
+            has_location: true,
+            check_min: |r| assert_eq!(r, b"KEY=;"),
+        },
+    );
+}
+
+#[test]
+fn reduces_index_out_of_bounds() {
+    reduce_and_check(
+        "reduces_index_out_of_bounds",
+        &Case {
+            target: "index",
+            trigger: b"REG7",
+            extra: &[],
+            kind: "panic",
+            has_location: true,
+            check_min: |r| {
+                assert_eq!(r.len(), 4, "{:?}", String::from_utf8_lossy(r));
+                assert_eq!(&r[..3], b"REG");
+                assert!(
+                    (b'4'..=b'9').contains(&r[3]),
+                    "{:?}",
+                    String::from_utf8_lossy(r)
+                );
+            },
+        },
+    );
+}
+
+#[test]
+fn reduces_arithmetic_overflow() {
+    reduce_and_check(
+        "reduces_arithmetic_overflow",
+        &Case {
+            target: "overflow",
+            trigger: b"SUM=\xf0\x20",
+            extra: &[],
+            kind: "panic",
+            has_location: true,
+            check_min: |r| {
+                assert_eq!(r.len(), 6, "{r:?}");
+                assert_eq!(&r[..4], b"SUM=");
+                assert!(u32::from(r[4]) + u32::from(r[5]) > 255, "{r:?}");
+            },
+        },
+    );
+}
+
+#[test]
+fn reduces_abort() {
+    reduce_and_check(
+        "reduces_abort",
+        &Case {
+            target: "abort",
+            trigger: b"ABRT",
+            extra: &[],
+            kind: "abort",
+            has_location: false,
+            check_min: |r| assert_eq!(r, b"ABRT"),
+        },
+    );
+}
+
+#[test]
+fn reduces_stack_overflow() {
+    reduce_and_check(
+        "reduces_stack_overflow",
+        &Case {
+            target: "stack_overflow",
+            trigger: b"[@@@",
+            extra: &[],
+            kind: "stack-overflow",
+            has_location: false,
+            check_min: |r| assert_eq!(r, b"[@@@"),
+        },
+    );
+}
+
+#[test]
+fn reduces_alloc_bomb() {
+    reduce_and_check(
+        "reduces_alloc_bomb",
+        &Case {
+            target: "alloc_bomb",
+            // BLOB + u16 LE MiB: 0x2000 MiB = 8 GiB, far over the 2048 MiB limit.
+            trigger: b"BLOB\x00\x20",
+            extra: &[],
+            kind: "out-of-memory",
+            has_location: false,
+            check_min: |r| {
+                assert_eq!(r.len(), 6, "{r:?}");
+                assert_eq!(&r[..4], b"BLOB");
+                assert!(u16::from_le_bytes([r[4], r[5]]) >= 2048, "{r:?}");
+            },
+        },
+    );
+}
+
+#[test]
+fn reduces_infinite_loop() {
+    reduce_and_check(
+        "reduces_infinite_loop",
+        &Case {
+            target: "infinite_loop",
+            trigger: b"WAIT\x03",
+            extra: &["--timeout", "0.3"],
+            kind: "timeout",
+            has_location: false,
+            check_min: |r| {
+                assert_eq!(r.len(), 5, "{r:?}");
+                assert_eq!(&r[..4], b"WAIT");
+                assert_eq!(r[4] % 2, 1, "{r:?}");
+            },
+        },
+    );
+}
+
+// ------------------------------------------------------------------ 2. no slipping to another bug
+
+#[test]
+fn two_bugs_keeps_the_original_bug() {
+    let test = "two_bugs_keeps_the_original_bug";
+    let fx = fixture();
+    let _guard = lock_target("two_bugs");
+    let data = noisy(test, b"BA!!B");
+    assert!(
+        !contains(&data, b"B!!B"),
+        "the artifact must hold only bug A's trigger"
+    );
+    let artifact = fx.write_artifact("two_bugs", test, &data);
+    let output = reduced_path(&artifact);
+
+    // The slip candidate: the original with the `A` of A's trigger deleted.
+    let at = data.windows(5).position(|w| w == b"BA!!B").unwrap();
+    let mut slip = data.clone();
+    slip.remove(at + 1);
+    let tmp = tempfile::tempdir().unwrap();
+    let slip_file = tmp.path().join("slip");
+    std::fs::write(&slip_file, &slip).unwrap();
+
+    let before = classify(
+        &[artifact.clone(), slip_file.clone()],
+        Some("two_bugs"),
+        &[],
+    );
+    let a =
+        identity(&before[0]).unwrap_or_else(|| panic!("A's trigger does not crash: {}", before[0]));
+    let b = identity(&before[1])
+        .unwrap_or_else(|| panic!("the slip candidate does not crash: {}", before[1]));
+    assert_eq!(a.0, "panic", "{}", before[0]);
+    assert_eq!(b.0, "panic", "{}", before[1]);
+    assert!(a.1.is_some() && b.1.is_some());
+    assert_ne!(a.1, b.1, "bugs A and B must panic at different locations");
+
+    let run = reduce(&artifact, &[]);
+    run.assert_code(0);
+    let finished = run.message("reduce-finished");
+    check_finished(&finished, "two_bugs", &artifact, &output, data.len());
+    assert_eq!(sig_identity(&finished["signature"]), a, "{finished}");
+    let reduced = std::fs::read(&output).unwrap();
+    assert_eq!(reduced, b"BA!!B", "expected A's trigger alone");
+    assert_eq!(
+        std::fs::read(&artifact).unwrap(),
+        data,
+        "the original artifact was modified"
+    );
+
+    let after = classify_one(&output, None, &[]);
+    assert_eq!(
+        identity(&after).as_ref(),
+        Some(&a),
+        "the reduced output slipped: {after}"
+    );
+    assert_ne!(
+        identity(&after).as_ref(),
+        Some(&b),
+        "the reduced output slipped to bug B: {after}"
+    );
+
+    // The slip to B was seen and refused (if the reducer probed a candidate
+    // that crashes at B; the classification above covers the case it did not).
+    let others = finished["other_signatures"].as_array().unwrap();
+    if !others.is_empty() {
+        assert!(
+            others.iter().any(|o| sig_identity(&o["signature"]) == b),
+            "other_signatures does not mention bug B: {finished}"
+        );
+        assert!(
+            others.iter().all(|o| sig_identity(&o["signature"]) != a),
+            "other_signatures lists the kept signature: {finished}"
+        );
+    }
+
+    // `--match any` may end at either bug; it must still crash.
+    let any_out = tmp.path().join("any.out");
+    let run = reduce(
+        &artifact,
+        &["--match", "any", "-o", any_out.to_str().unwrap()],
+    );
+    run.assert_code(0);
+    let finished = run.message("reduce-finished");
+    assert_eq!(finished["match_mode"], "any", "{finished}");
+    let got = classify_one(&any_out, Some("two_bugs"), &[]);
+    let id = identity(&got).unwrap_or_else(|| panic!("--match any output does not crash: {got}"));
+    assert!(
+        id == a || id == b,
+        "--match any ended at neither bug: {got}"
+    );
+}
+
+// ------------------------------------------------------------------ 3. interruption
+
+#[test]
+fn sigint_keeps_the_best_result_so_far() {
+    let test = "sigint_keeps_the_best_result_so_far";
+    let fx = fixture();
+    let _guard = lock_target("infinite_loop");
+    let data = noisy_with_len(test, b"WAIT\x03", 4000);
+    let artifact = fx.write_artifact("infinite_loop", test, &data);
+    let output = reduced_path(&artifact);
+    let timeout = ["--timeout", "0.3"];
+
+    // Also makes sure the driver is built before the clock starts.
+    let original = classify_one(&artifact, None, &timeout);
+    let original_id = identity(&original).unwrap_or_else(|| panic!("does not hang: {original}"));
+    assert_eq!(original_id.0, "timeout", "{original}");
+
+    let mut args: Vec<String> = vec!["--message-format".into(), "json".into()];
+    args.extend(timeout.iter().map(|s| s.to_string()));
+    args.push(artifact.display().to_string());
+    let args = with_target_dir(&args);
+    let started = Instant::now();
+    let mut child = command(&args, &fx.root).spawn().unwrap();
+    let pid = child.id() as libc::pid_t;
+
+    // Forward stdout lines so we can wait for `reduce-started`.
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    let mut lines = Vec::new();
+    let deadline = Instant::now() + RUN_LIMIT;
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) => {
+                let is_started = line.contains("\"reduce-started\"");
+                lines.push(line);
+                if is_started {
+                    break;
+                }
+            }
+            Err(_) => {
+                let _ = child.kill();
+                let run = finish(child, args.clone(), started, Duration::from_secs(10));
+                panic!(
+                    "never printed reduce-started; stdout so far: {lines:?}\n{}",
+                    run.describe()
+                );
+            }
+        }
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0, "kill(SIGINT)");
+    let sent = Instant::now();
+
+    // The rest of stdout arrives through the channel.
+    let run = finish_without_stdout(child, args.clone(), started);
+    reader.join().unwrap();
+    lines.extend(rx.try_iter());
+    let run = common::Run {
+        stdout: lines.join("\n"),
+        ..run
+    };
+    let stop_latency = sent.elapsed();
+
+    run.assert_no_panic();
+    run.assert_code(130);
+    assert!(
+        stop_latency < Duration::from_secs(10),
+        "took {stop_latency:?} to stop after SIGINT\n{}",
+        run.describe()
+    );
+    let finished = run.message("reduce-finished");
+    check_finished(&finished, "infinite_loop", &artifact, &output, data.len());
+    assert_eq!(finished["interrupted"], true, "{finished}");
+
+    let reduced = std::fs::read(&output)
+        .unwrap_or_else(|e| panic!("no output after SIGINT: {e}\n{}", run.describe()));
+    assert!(reduced.len() <= data.len());
+    assert_eq!(
+        std::fs::read(&artifact).unwrap(),
+        data,
+        "the original artifact was modified"
+    );
+    assert!(
+        stray_temporaries(&fx.artifact_dir("infinite_loop")).is_empty(),
+        "stray temporaries left behind"
+    );
+    let got = classify_one(&output, None, &timeout);
+    assert_eq!(
+        identity(&got),
+        Some(original_id),
+        "the interrupted result does not hang like the original: {got}"
+    );
+}
+
+/// `finish` for a child whose stdout is read elsewhere.
+fn finish_without_stdout(
+    mut child: std::process::Child,
+    args: Vec<String>,
+    started: Instant,
+) -> common::Run {
+    let mut stderr = child.stderr.take().unwrap();
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let run = common::Run {
+        args,
+        code: status.and_then(|s| s.code()),
+        stdout: String::new(),
+        stderr: err.join().unwrap(),
+        elapsed: started.elapsed(),
+    };
+    assert!(
+        status.is_some(),
+        "did not stop after SIGINT; killed\n{}",
+        run.describe()
+    );
+    run
+}
+
+// ------------------------------------------------------------------ 4. errors
+
+/// Runs `args` (shared --target-dir added) in human and in JSON mode; both
+/// must exit with `code`, print exactly one `error: ` line on stderr that
+/// contains every string in `mentions`, and never a panic. JSON mode must
+/// also print a `{"reason":"error"}` object on stdout.
+fn assert_error(args: &[String], cwd: &Path, code: i32, mentions: &[&str]) -> String {
+    let human = run(args, cwd);
+    check_error_run(&human, code, mentions);
+    assert!(
+        human.stdout.trim().is_empty(),
+        "human mode printed to stdout\n{}",
+        human.describe()
+    );
+
+    let mut json_args = vec!["--message-format".to_owned(), "json".to_owned()];
+    json_args.extend_from_slice(args);
+    let json = run(&json_args, cwd);
+    check_error_run(&json, code, mentions);
+    let err = json.message("error");
+    assert_eq!(err["exit_code"].as_i64(), Some(i64::from(code)), "{err}");
+    let message = err["message"].as_str().unwrap_or_else(|| panic!("{err}"));
+    assert!(!message.contains('\n'), "multi-line error message: {err}");
+    assert_eq!(
+        json.error_lines(),
+        vec![format!("error: {message}").as_str()],
+        "stderr's error line differs from the JSON message\n{}",
+        json.describe()
+    );
+    human.error_lines()[0].to_owned()
+}
+
+fn check_error_run(run: &common::Run, code: i32, mentions: &[&str]) {
+    run.assert_code(code).assert_no_panic();
+    let errors = run.error_lines();
+    assert_eq!(
+        errors.len(),
+        1,
+        "expected exactly one `error: ` line\n{}",
+        run.describe()
+    );
+    for m in mentions {
+        assert!(
+            errors[0].contains(m),
+            "the error line does not mention `{m}`\n{}",
+            run.describe()
+        );
+    }
+}
+
+fn strs(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn error_missing_artifact() {
+    let fx = fixture();
+    let missing = fx
+        .artifact_dir("unwrap")
+        .join("crash-error_missing_artifact-does-not-exist");
+    let p = missing.display().to_string();
+    assert_error(
+        &strs(&[&p]),
+        &fx.root,
+        5,
+        &["crash-error_missing_artifact-does-not-exist"],
+    );
+}
+
+#[test]
+fn error_no_cargo_fuzz_project() {
+    let tmp = tempfile::tempdir().unwrap();
+    let artifact = tmp.path().join("crash-error_no_cargo_fuzz_project");
+    std::fs::write(&artifact, noisy("error_no_cargo_fuzz_project", b"KEY=;")).unwrap();
+    assert_error(&strs(&[artifact.to_str().unwrap()]), tmp.path(), 6, &[]);
+}
+
+#[test]
+fn error_unknown_fuzz_target() {
+    let fx = fixture();
+    let _guard = lock_target("unwrap");
+    let artifact = fx.write_artifact(
+        "unwrap",
+        "error_unknown_fuzz_target",
+        &noisy("error_unknown_fuzz_target", b"KEY=;"),
+    );
+    let p = artifact.display().to_string();
+    let line = assert_error(
+        &strs(&["--fuzz-target", "no_such_target", &p]),
+        &fx.root,
+        7,
+        &["no_such_target"],
+    );
+    for t in TARGETS {
+        assert!(
+            line.contains(t),
+            "the error does not list known target `{t}`: {line}"
+        );
+    }
+    // -t is the short form.
+    let short = run(&strs(&["-t", "no_such_target", &p]), &fx.root);
+    check_error_run(&short, 7, &["no_such_target"]);
+}
+
+#[test]
+fn error_artifact_does_not_crash() {
+    let fx = fixture();
+    let _guard = lock_target("ok_target");
+    let data = noisy("error_artifact_does_not_crash", b"KEY=;ABRT[@@@");
+    let artifact = fx.write_artifact("ok_target", "error_artifact_does_not_crash", &data);
+    let p = artifact.display().to_string();
+    assert_error(&strs(&[&p]), &fx.root, 3, &[]);
+    assert!(
+        !reduced_path(&artifact).exists(),
+        "an output was written for a non-crashing artifact"
+    );
+    assert_eq!(std::fs::read(&artifact).unwrap(), data);
+}
+
+#[test]
+fn error_flaky_artifact() {
+    let fx = fixture();
+    let _guard = lock_target("flaky");
+    let data = noisy("error_flaky_artifact", b"FLK");
+    let artifact = fx.write_artifact("flaky", "error_flaky_artifact", &data);
+    let p = artifact.display().to_string();
+    assert_error(&strs(&[&p]), &fx.root, 4, &[]);
+    assert!(
+        !reduced_path(&artifact).exists(),
+        "an output was written for a flaky artifact"
+    );
+    assert_eq!(std::fs::read(&artifact).unwrap(), data);
+}
+
+#[test]
+fn error_output_is_the_artifact() {
+    let fx = fixture();
+    let _guard = lock_target("abort");
+    let data = noisy("error_output_is_the_artifact", b"ABRT");
+    let artifact = fx.write_artifact("abort", "error_output_is_the_artifact", &data);
+    let p = artifact.display().to_string();
+    assert_error(&strs(&["-o", &p, &p]), &fx.root, 5, &[]);
+    assert_eq!(
+        std::fs::read(&artifact).unwrap(),
+        data,
+        "the original artifact was modified"
+    );
+    assert!(stray_temporaries(&fx.artifact_dir("abort")).is_empty());
+}
+
+#[test]
+fn error_driver_build_failure() {
+    // A separate, small copy of the fixture with one target that does not
+    // compile, built in its own (stable, so cached) target directory.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("buggy");
+    sync_tree(&fixture_source(), &root);
+    let broken = root.join("fuzz/fuzz_targets/unwrap.rs");
+    let mut src = std::fs::read_to_string(&broken).unwrap();
+    src.push_str("\nfn does_not_compile() -> u32 { \"not a number\" }\n");
+    std::fs::write(&broken, src).unwrap();
+    let artifact_dir = root.join("fuzz/artifacts/unwrap");
+    std::fs::create_dir_all(&artifact_dir).unwrap();
+    let artifact = artifact_dir.join("crash-error_driver_build_failure");
+    std::fs::write(&artifact, noisy("error_driver_build_failure", b"KEY=;")).unwrap();
+    let target_dir = tmp_root().join("broken-driver");
+
+    let run = run_raw(
+        &strs(&[
+            "--target-dir",
+            target_dir.to_str().unwrap(),
+            artifact.to_str().unwrap(),
+        ]),
+        &root,
+    );
+    run.assert_code(101).assert_no_panic();
+    // cargo's diagnostics first, then our one-line summary last.
+    let last = run
+        .stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    assert!(
+        last.starts_with("error: "),
+        "the last stderr line is not our error\n{}",
+        run.describe()
+    );
+    assert!(
+        last.contains("unwrap"),
+        "the error does not name the target\n{}",
+        run.describe()
+    );
+    assert!(
+        run.stderr.contains("mismatched types") || run.stderr.contains("E0308"),
+        "cargo's diagnostics are not shown\n{}",
+        run.describe()
+    );
+    assert!(!reduced_path(&artifact).exists());
+
+    // JSON: the error object on stdout, exit code 101.
+    let run = run_raw(
+        &strs(&[
+            "--message-format",
+            "json",
+            "--target-dir",
+            target_dir.to_str().unwrap(),
+            artifact.to_str().unwrap(),
+        ]),
+        &root,
+    );
+    run.assert_code(101).assert_no_panic();
+    let err = run.message("error");
+    assert_eq!(err["exit_code"], 101, "{err}");
+}
+
+// ------------------------------------------------------------------ 5. JSON
+
+#[test]
+fn json_reduce_finished_has_every_field() {
+    let test = "json_reduce_finished_has_every_field";
+    let fx = fixture();
+    let _guard = lock_target("overflow");
+    let data = noisy(test, b"SUM=\x80\x90");
+    let artifact = fx.write_artifact("overflow", test, &data);
+    let output = reduced_path(&artifact);
+    let run = reduce(&artifact, &[]);
+    run.assert_code(0);
+    assert!(run.error_lines().is_empty(), "{}", run.describe());
+
+    let lines = run.json();
+    assert!(lines.len() >= 2, "{}", run.describe());
+    assert_eq!(lines[0]["reason"], "reduce-started", "{}", run.describe());
+    assert_eq!(
+        lines.last().unwrap()["reason"],
+        "reduce-finished",
+        "{}",
+        run.describe()
+    );
+    for l in &lines {
+        assert_eq!(l["format_version"], 1, "{l}");
+    }
+    let started = &lines[0];
+    assert_eq!(started["target"], "overflow");
+    assert_eq!(started["original_len"].as_u64(), Some(data.len() as u64));
+    check_signature(&started["signature"]);
+
+    let v = run.message("reduce-finished");
+    check_finished(&v, "overflow", &artifact, &output, data.len());
+    assert_eq!(v["input"].as_str(), Some(artifact.to_str().unwrap()), "{v}");
+    assert_eq!(v["signature"], started["signature"], "{v}");
+    assert_eq!(v["signature"]["kind"], "panic", "{v}");
+    assert!(
+        v["signature"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("overflow")),
+        "{v}"
+    );
+    assert_eq!(v["match_mode"], "location", "{v}");
+    assert_eq!(v["strategy"], "default", "{v}");
+    assert_eq!(v["reduced_len"], 6, "{v}");
+    assert_eq!(v["interrupted"], false, "{v}");
+    assert_eq!(v["typed"], false, "{v}");
+    assert!(v["debug"].is_null(), "{v}");
+    assert_eq!(v["verified_fresh"], true, "{v}");
+    let reduced = std::fs::read(&output).unwrap();
+    let expected_preview = format!(
+        "b\"{}\"",
+        reduced
+            .iter()
+            .flat_map(|&b| std::ascii::escape_default(b))
+            .map(char::from)
+            .collect::<String>()
+    );
+    assert_eq!(v["preview"], expected_preview.as_str(), "{v}");
+    let reproduce = v["reproduce"].as_str().unwrap();
+    assert!(reproduce.starts_with("cargo fuzz run "), "{v}");
+    assert!(reproduce.split_whitespace().any(|w| w == "overflow"), "{v}");
+    assert!(
+        reproduce.ends_with(
+            "fuzz/artifacts/overflow/crash-json_reduce_finished_has_every_field.reduced"
+        ),
+        "{v}"
+    );
+    let tests_executed = v["tests_executed"].as_u64().unwrap();
+    let per_sec = v["tests_per_sec"].as_f64().unwrap();
+    let elapsed = v["elapsed_secs"].as_f64().unwrap();
+    assert!(elapsed > 0.0, "{v}");
+    assert!(
+        (per_sec * elapsed - tests_executed as f64).abs() <= 0.01 * tests_executed as f64 + 1.0,
+        "tests_per_sec is not tests_executed / elapsed_secs: {v}"
+    );
+
+    // The human report of the same run: status lines on stderr, nothing on stdout.
+    let human = common::run(&strs(&[artifact.to_str().unwrap()]), &fx.root);
+    human.assert_code(0).assert_no_panic();
+    assert!(human.stdout.trim().is_empty(), "{}", human.describe());
+    assert!(
+        human.stderr.contains("cargo fuzz run"),
+        "{}",
+        human.describe()
+    );
+}
+
+// ------------------------------------------------------------------ 6. typed and reject targets
+
+/// `Vec<Op>` bytes as arbitrary 1.5 (the version the fixture resolves)
+/// decodes them with `arbitrary_take_rest`: per element a "keep going" bool
+/// (an odd byte), then the variant as a u32 LE whose top quarter selects
+/// Push, Pop, Dup or Add, then Push's u8.
+fn typed_op(variant: u8, rng: &mut Rng) -> Vec<u8> {
+    let mut out = vec![
+        rng.byte() | 1,
+        rng.byte(),
+        rng.byte(),
+        rng.byte(),
+        variant * 0x40 + rng.byte() % 0x40,
+    ];
+    if variant == 0 {
+        out.push(rng.byte());
+    }
+    out
+}
+
+/// `count` random ops other than Add.
+fn typed_ops(rng: &mut Rng, count: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for _ in 0..count {
+        let variant = rng.below(3) as u8; // Push, Pop or Dup: never Add.
+        out.extend(typed_op(variant, rng));
+    }
+    out
+}
+
+#[test]
+fn reduces_typed_target() {
+    let test = "reduces_typed_target";
+    let fx = fixture();
+    let _guard = lock_target("typed");
+    let mut rng = Rng::from_name(test);
+    let mut data = typed_ops(&mut rng, 200);
+    // Empty the stack (max 16 deep), then Push(5), Add: pops an empty stack.
+    for _ in 0..20 {
+        data.extend(typed_op(1, &mut rng));
+    }
+    data.extend(typed_op(0, &mut rng));
+    data.extend(typed_op(3, &mut rng));
+    data.extend(typed_ops(&mut rng, 100));
+    let artifact = fx.write_artifact("typed", test, &data);
+    let output = reduced_path(&artifact);
+
+    let original = classify_one(&artifact, None, &[]);
+    let id = identity(&original)
+        .unwrap_or_else(|| panic!("the typed artifact does not crash: {original}"));
+    assert_eq!(id.0, "panic", "{original}");
+    assert!(
+        id.1.as_deref().is_some_and(|l| l.contains("src/lib.rs:")),
+        "{original}"
+    );
+
+    let run = reduce(&artifact, &[]);
+    run.assert_code(0);
+    let v = run.message("reduce-finished");
+    check_finished(&v, "typed", &artifact, &output, data.len());
+    assert_eq!(v["typed"], true, "{v}");
+    let debug = v["debug"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no debug form: {v}"));
+    assert!(!debug.trim().is_empty(), "{v}");
+    assert!(
+        debug.contains("Push") && debug.contains("Add"),
+        "the debug form misses Push/Add: {v}"
+    );
+    assert_eq!(sig_identity(&v["signature"]), id, "{v}");
+    let reduced = std::fs::read(&output).unwrap();
+    assert!(reduced.len() < data.len());
+    assert_eq!(
+        std::fs::read(&artifact).unwrap(),
+        data,
+        "the original artifact was modified"
+    );
+    let got = classify_one(&output, None, &[]);
+    assert_eq!(
+        identity(&got),
+        Some(id),
+        "the reduced typed input does not reproduce: {got}"
+    );
+}
+
+#[test]
+fn reduces_reject_target() {
+    let test = "reduces_reject_target";
+    let fx = fixture();
+    let _guard = lock_target("reject");
+    let mut data = b"%%".to_vec();
+    data.extend(noisy(test, b"ZAP"));
+    let artifact = fx.write_artifact("reject", test, &data);
+    let output = reduced_path(&artifact);
+
+    // Without the magic the target rejects the input.
+    let tmp = tempfile::tempdir().unwrap();
+    let no_magic = tmp.path().join("no-magic");
+    std::fs::write(&no_magic, &data[2..]).unwrap();
+    let before = classify(&[artifact.clone(), no_magic], Some("reject"), &[]);
+    let id = identity(&before[0])
+        .unwrap_or_else(|| panic!("the reject artifact does not crash: {}", before[0]));
+    assert_eq!(id.0, "panic", "{}", before[0]);
+    assert_eq!(before[1]["outcome"], "reject", "{}", before[1]);
+
+    let run = reduce(&artifact, &[]);
+    run.assert_code(0);
+    let v = run.message("reduce-finished");
+    check_finished(&v, "reject", &artifact, &output, data.len());
+    assert_eq!(v["typed"], false, "{v}");
+    assert_eq!(sig_identity(&v["signature"]), id, "{v}");
+    let reduced = std::fs::read(&output).unwrap();
+    assert_eq!(reduced, b"%%ZAP", "expected the magic and ZAP alone");
+    assert_eq!(
+        std::fs::read(&artifact).unwrap(),
+        data,
+        "the original artifact was modified"
+    );
+    let got = classify_one(&output, None, &[]);
+    assert_eq!(
+        identity(&got),
+        Some(id),
+        "the reduced input does not reproduce: {got}"
+    );
+}
+
+// ------------------------------------------------------------------ 7. running twice
+
+#[test]
+fn second_run_reuses_the_driver_and_overwrites_atomically() {
+    let test = "second_run_reuses_the_driver";
+    let fx = fixture();
+    let _guard = lock_target("unwrap");
+    let data = noisy(test, b"KEY=;");
+    let artifact = fx.write_artifact("unwrap", test, &data);
+    let output = reduced_path(&artifact);
+    let dir = fx.artifact_dir("unwrap");
+
+    let first = reduce(&artifact, &[]);
+    first.assert_code(0);
+    let first_v = first.message("reduce-finished");
+    let first_bytes = std::fs::read(&output).unwrap();
+    assert_eq!(first_bytes, b"KEY=;");
+
+    // A stale file at the output path is replaced, not appended to.
+    std::fs::write(&output, b"stale contents that are not a crash").unwrap();
+
+    // Human mode shows whether the driver was (re)built.
+    let second = run(&strs(&[artifact.to_str().unwrap()]), &fx.root);
+    second.assert_code(0).assert_no_panic();
+    assert!(second.error_lines().is_empty(), "{}", second.describe());
+    assert!(
+        !second.stderr.contains("driver build in") && !second.stderr.contains("Compiling"),
+        "the second run rebuilt the driver\n{}",
+        second.describe()
+    );
+    assert!(second.stderr.contains("Reduced"), "{}", second.describe());
+    assert_eq!(
+        std::fs::read(&output).unwrap(),
+        first_bytes,
+        "the output was not overwritten with the result"
+    );
+
+    // And a third, in JSON, for the numbers: same result, same work.
+    let third = reduce(&artifact, &[]);
+    third.assert_code(0);
+    let third_v = third.message("reduce-finished");
+    check_finished(&third_v, "unwrap", &artifact, &output, data.len());
+    assert_eq!(third_v["reduced_len"], first_v["reduced_len"]);
+    // Panics are caught in the long-lived driver: no restart per crashing
+    // candidate (at most the fresh-process verification and a spare).
+    for v in [&first_v, &third_v] {
+        let restarts = v["driver_restarts"].as_u64().unwrap();
+        let executed = v["tests_executed"].as_u64().unwrap();
+        assert!(
+            restarts <= 2,
+            "{restarts} driver restarts for {executed} panicking/passing tests: {v}"
+        );
+    }
+    assert_eq!(std::fs::read(&output).unwrap(), first_bytes);
+
+    assert_eq!(
+        std::fs::read(&artifact).unwrap(),
+        data,
+        "the original artifact was modified"
+    );
+    let strays = stray_temporaries(&dir);
+    assert!(
+        strays.is_empty(),
+        "stray temporary files in {}: {strays:?}",
+        dir.display()
+    );
+}
+
+// ------------------------------------------------------------------ harness self-checks
+
+#[test]
+fn noise_never_forms_a_trigger() {
+    let mut rng = Rng::new(7);
+    for _ in 0..50 {
+        let n = noise(&mut rng, 4096);
+        assert!(n.iter().all(|b| NOISE_ALPHABET.contains(b)));
+    }
+    let a = noisy("x", b"ABRT");
+    let b = noisy("x", b"ABRT");
+    assert_eq!(a, b, "artifacts must be deterministic");
+    assert!((1024 + 4..=4096 + 4).contains(&a.len()));
+    assert!(contains(&a, b"ABRT"));
+}
