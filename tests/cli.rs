@@ -146,6 +146,24 @@ fn reduces_unwrap_panic() {
     );
 }
 
+/// The shim must accept `fuzz_mutator!`, `fuzz_crossover!`, `fuzzer_mutate`
+/// and `libfuzzer_sys::arbitrary` paths: a target using them all still builds
+/// and reduces.
+#[test]
+fn reduces_target_with_custom_mutator_and_crossover() {
+    reduce_and_check(
+        "reduces_target_with_custom_mutator_and_crossover",
+        &Case {
+            target: "mutator",
+            trigger: b"KEY=;",
+            extra: &[],
+            kind: "panic",
+            has_location: true,
+            check_min: |r| assert_eq!(r, b"KEY=;"),
+        },
+    );
+}
+
 #[test]
 fn reduces_index_out_of_bounds() {
     reduce_and_check(
