@@ -64,7 +64,7 @@ pub struct Cli {
     #[arg(long = "match", value_name = "MODE", default_value = "location")]
     pub match_mode: MatchMode,
 
-    /// Reduction strategy: default (coarse chunks, ddmin, byte simplification), ddmin, chunks, ...
+    /// Reduction strategy: default (chunks, windows, ddmin, simplification), ddmin, chunks, seed-ddmin, ddrmin, fuzzingbook-dd.
     #[arg(long, value_name = "NAME", default_value = "default")]
     pub strategy: Strategy,
 

@@ -384,14 +384,17 @@ impl Driver {
         }
     }
 
+    /// Called once the protocol pipe closed, i.e. the driver is exiting and
+    /// its status is decided: clear out anything it started, then reap it.
     fn wait_for_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        unsafe {
+            // Not reaped yet, so the group id cannot have been reused.
+            libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
+        }
         let deadline = Instant::now() + limit;
         loop {
             match self.child.try_wait() {
                 Ok(Some(st)) => {
-                    unsafe {
-                        libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
-                    }
                     if let Some(t) = self.stderr_thread.take() {
                         let _ = t.join();
                     }
