@@ -1,1 +1,765 @@
-fn main() {}
+//! `cargo reduce-crash` vs `cargo fuzz tmin`, side by side in one run, on
+//! artifacts of the `buggy` fixture: each target's trigger at a seeded random
+//! position inside seeded noise (≈500 B and ≈4 KiB per target).
+//!
+//! For every artifact it reports both outputs' sizes, both wall-clock times
+//! (as a user sees them: `cargo fuzz build` and our one-off driver build are
+//! done beforehand and not counted), the speed-up, and whether each output
+//! still crashes with the ORIGINAL signature (same kind and location, checked
+//! with one `cargo reduce-crash --classify` per artifact). The table is
+//! Markdown, on stdout; progress goes to stderr.
+//!
+//! Every command runs with `RUST_BACKTRACE` and `RUST_LIB_BACKTRACE` removed
+//! from its environment (a user's default): with `RUST_BACKTRACE=1` every
+//! crashing libFuzzer child symbolizes a backtrace, which makes `tmin` several
+//! times slower (measured: 7–8 s instead of 1.2–1.3 s on `unwrap-4k`).
+//!
+//! Run with `cargo bench --bench vs_tmin` (needs `cargo install cargo-fuzz`).
+
+mod common;
+
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Our binary, built by cargo for this bench.
+const BIN: &str = env!("CARGO_BIN_EXE_cargo-reduce-crash");
+
+/// Upper bound per tool run, so a misbehaving tool cannot stall the bench.
+const RUN_LIMIT: Duration = Duration::from_secs(300);
+
+struct Target {
+    name: &'static str,
+    /// The bytes that trigger the bug (see the fixture's README).
+    trigger: &'static [u8],
+    /// Expected crash kind of the original (checked before timing).
+    kind: &'static str,
+    /// Per-test timeout in seconds given to both tools (hangs only).
+    timeout: Option<u32>,
+}
+
+const TARGETS: &[Target] = &[
+    Target {
+        name: "unwrap",
+        trigger: b"KEY=;",
+        kind: "panic",
+        timeout: None,
+    },
+    Target {
+        name: "index",
+        trigger: b"REG7",
+        kind: "panic",
+        timeout: None,
+    },
+    Target {
+        name: "overflow",
+        trigger: b"SUM=\xf0\xf0",
+        kind: "panic",
+        timeout: None,
+    },
+    Target {
+        name: "abort",
+        trigger: b"ABRT",
+        kind: "abort",
+        timeout: None,
+    },
+    Target {
+        name: "stack_overflow",
+        trigger: b"[@@@",
+        kind: "stack-overflow",
+        timeout: None,
+    },
+    Target {
+        name: "alloc_bomb",
+        trigger: b"BLOB\x00\x20",
+        kind: "out-of-memory",
+        timeout: None,
+    },
+    Target {
+        name: "infinite_loop",
+        trigger: b"WAIT\x03",
+        kind: "timeout",
+        timeout: Some(1),
+    },
+    Target {
+        name: "two_bugs",
+        trigger: b"BA!!B",
+        kind: "panic",
+        timeout: None,
+    },
+];
+
+/// Artifact sizes (total bytes, trigger included).
+const SIZES: &[(&str, usize)] = &[("500b", 500), ("4k", 4096)];
+
+/// Every marker any target reacts to. The noise alphabet below holds no
+/// uppercase letter and none of `=;!@[`, so it can form none of them; the
+/// generator still checks.
+const MARKERS: &[&[u8]] = &[
+    b"KEY=", b"REG", b"SUM=", b"ABRT", b"[@@@", b"BLOB", b"WAIT", b"BA!!B", b"B!!B", b"FLK",
+    b"ZAP", b"%%",
+];
+
+/// Lowercase letters, `0-3`, space and `,.:` (no `;`: `KEY=;` needs it).
+const NOISE: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123 ,.:";
+
+/// SplitMix64: a tiny deterministic PRNG.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn count(data: &[u8], needle: &[u8]) -> usize {
+    data.windows(needle.len()).filter(|w| *w == needle).count()
+}
+
+/// `len` bytes: noise with `trigger` at a seeded random position.
+fn artifact(trigger: &[u8], len: usize, seed: u64) -> Vec<u8> {
+    let mut rng = Rng(seed);
+    let noise_len = len - trigger.len();
+    let mut data: Vec<u8> = (0..noise_len)
+        .map(|_| NOISE[rng.below(NOISE.len())])
+        .collect();
+    let at = rng.below(noise_len + 1);
+    data.splice(at..at, trigger.iter().copied());
+    for m in MARKERS {
+        assert_eq!(
+            count(&data, m),
+            count(trigger, m),
+            "noise must not contain {:?}",
+            String::from_utf8_lossy(m)
+        );
+    }
+    data
+}
+
+fn seed(target: &str, size: usize) -> u64 {
+    // FNV-1a of the name, mixed with the size: stable across runs.
+    let h = target.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    h ^ (size as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+struct Finished {
+    status: Option<ExitStatus>,
+    secs: f64,
+    stdout: String,
+    stderr: String,
+}
+
+impl Finished {
+    fn ok(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+    }
+
+    fn status_text(&self) -> String {
+        match self.status {
+            None => format!("killed after {}s", RUN_LIMIT.as_secs()),
+            Some(s) => match (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)) {
+                (Some(c), _) => format!("exit {c}"),
+                (None, Some(sig)) => format!("signal {sig}"),
+                _ => "unknown status".into(),
+            },
+        }
+    }
+
+    fn tail(&self) -> String {
+        let all = format!("{}{}", self.stdout, self.stderr);
+        // Leave out anyhow's backtrace, if any.
+        let lines: Vec<&str> = all
+            .lines()
+            .take_while(|l| *l != "Stack backtrace:")
+            .collect();
+        lines[lines.len().saturating_sub(15)..].join("\n")
+    }
+}
+
+/// Runs `cmd` in its own process group with output captured to files (no
+/// pipe deadlocks), killing the whole group after `limit`.
+fn run(mut cmd: Command, scratch: &Path, limit: Duration) -> Finished {
+    let out_path = scratch.join("last.stdout");
+    let err_path = scratch.join("last.stderr");
+    cmd.stdin(Stdio::null())
+        .stdout(fs::File::create(&out_path).expect("scratch file"))
+        .stderr(fs::File::create(&err_path).expect("scratch file"))
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .process_group(0);
+    let start = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break Some(s);
+        }
+        if start.elapsed() > limit {
+            // SAFETY: plain kill(2) of the process group we created.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let secs = start.elapsed().as_secs_f64();
+    Finished {
+        status,
+        secs,
+        stdout: fs::read_to_string(&out_path).unwrap_or_default(),
+        stderr: fs::read_to_string(&err_path).unwrap_or_default(),
+    }
+}
+
+/// The telling lines of a failed `cargo fuzz tmin` (libFuzzer's own words),
+/// as `: "line"; "line"`, with the fixture copy's path shortened.
+fn tmin_reason(f: &Finished, copy: &Path) -> String {
+    const TELLING: &[&str] = &[
+        "Segmentation fault",
+        "No such directory",
+        "did not crash",
+        "ERROR: libFuzzer",
+        "mismatch in dedup",
+        "failed to minimize",
+    ];
+    let prefix = format!("{}/", copy.display());
+    let mut seen: Vec<String> = Vec::new();
+    for line in format!("{}{}", f.stdout, f.stderr).lines() {
+        if TELLING.iter().any(|t| line.contains(t)) {
+            let line = line.trim().replace(&prefix, "");
+            if !seen.contains(&line) {
+                seen.push(line);
+            }
+        }
+    }
+    seen.iter().map(|l| format!("; `{l}`")).collect()
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Classified {
+    outcome: String,
+    kind: Option<String>,
+    location: Option<String>,
+    message: Option<String>,
+}
+
+impl Classified {
+    fn describe(&self) -> String {
+        match &self.kind {
+            None => self.outcome.clone(),
+            Some(k) => {
+                let mut s = k.clone();
+                if let Some(l) = &self.location {
+                    s += &format!(" at {}", short_location(l));
+                }
+                if let Some(m) = &self.message {
+                    if self.kind.as_deref() == Some("panic") {
+                        s += &format!(": {m}");
+                    }
+                }
+                s
+            }
+        }
+    }
+
+    fn same_identity(&self, other: &Classified) -> bool {
+        self.outcome == other.outcome && self.kind == other.kind && self.location == other.location
+    }
+
+    fn same_crash(&self, original: &Classified) -> bool {
+        self.outcome == "crash" && self.kind == original.kind && self.location == original.location
+    }
+}
+
+/// `/abs/path/buggy/src/lib.rs:35:40` → `src/lib.rs:35:40`.
+fn short_location(l: &str) -> &str {
+    l.rfind("src/").map_or(l, |i| &l[i..])
+}
+
+/// One `--classify` invocation for `files`; results in the same order.
+fn classify(target: &Target, fuzz_dir: &Path, files: &[&Path], scratch: &Path) -> Vec<Classified> {
+    let mut cmd = Command::new(BIN);
+    cmd.args([
+        "--classify",
+        "--message-format",
+        "json",
+        "--fuzz-target",
+        target.name,
+    ])
+    .arg("--fuzz-dir")
+    .arg(fuzz_dir);
+    if let Some(t) = target.timeout {
+        cmd.args(["--timeout", &t.to_string()]);
+    }
+    cmd.args(files);
+    let done = run(cmd, scratch, RUN_LIMIT);
+    let mut by_order = Vec::new();
+    let mut by_path = std::collections::HashMap::new();
+    for line in done.stdout.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if v["reason"] != "classified" {
+            continue;
+        }
+        let sig = &v["signature"];
+        let field = |k: &str| sig.get(k).and_then(|x| x.as_str()).map(str::to_owned);
+        let c = Classified {
+            outcome: v["outcome"].as_str().unwrap_or("?").to_owned(),
+            kind: field("kind"),
+            location: field("location"),
+            message: field("message"),
+        };
+        if let Some(p) = v["path"].as_str() {
+            by_path.insert(PathBuf::from(p), c.clone());
+        }
+        by_order.push(c);
+    }
+    if by_order.len() != files.len() {
+        eprintln!(
+            "error: `{BIN} --classify` ({}) classified {} of {} files:\n{}",
+            done.status_text(),
+            by_order.len(),
+            files.len(),
+            done.tail()
+        );
+        std::process::exit(1);
+    }
+    files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            by_path
+                .get(*f)
+                .cloned()
+                .unwrap_or_else(|| by_order[i].clone())
+        })
+        .collect()
+}
+
+fn minimized_files(dir: &Path) -> Vec<(PathBuf, SystemTime, u64)> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("minimized-from-")
+        })
+        .filter_map(|e| {
+            let md = e.metadata().ok()?;
+            Some((e.path(), md.modified().ok()?, md.len()))
+        })
+        .collect()
+}
+
+fn remove_minimized(dir: &Path) {
+    for (p, _, _) in minimized_files(dir) {
+        let _ = fs::remove_file(p);
+    }
+}
+
+struct Row {
+    target: &'static str,
+    name: String,
+    original: usize,
+    tmin_len: usize,
+    tmin_secs: f64,
+    tmin_note: Option<String>,
+    ours_len: usize,
+    ours_secs: f64,
+    ours_note: Option<String>,
+    original_sig: Classified,
+    tmin_sig: Classified,
+    ours_sig: Classified,
+}
+
+impl Row {
+    fn speedup(&self) -> f64 {
+        self.tmin_secs / self.ours_secs
+    }
+    fn tmin_keeps(&self) -> bool {
+        self.tmin_sig.same_crash(&self.original_sig)
+    }
+    fn ours_keeps(&self) -> bool {
+        self.ours_sig.same_crash(&self.original_sig)
+    }
+}
+
+fn keeps_cell(keeps: bool, sig: &Classified) -> String {
+    if keeps {
+        "yes".into()
+    } else {
+        format!("**no**: {}", sig.describe().replace('|', "\\|"))
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn main() {
+    let version = Command::new("cargo").args(["fuzz", "--version"]).output();
+    let version = match version {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_owned(),
+        _ => {
+            println!("`cargo fuzz` is missing: install it with: cargo install cargo-fuzz");
+            std::process::exit(1);
+        }
+    };
+    let rustc = Command::new("rustc")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+
+    let copy = common::stable_copy("tests/fixtures/buggy", "buggy-vs-tmin");
+    let fuzz_dir = copy.join("fuzz");
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let tmp = scratch.path();
+    eprintln!("fixture copy: {}", copy.display());
+
+    // 1. The real libFuzzer binaries (not counted).
+    eprintln!("building the fuzz targets: cargo fuzz build -s none ...");
+    let mut cmd = Command::new("cargo");
+    cmd.args(["fuzz", "build", "-s", "none"]).current_dir(&copy);
+    let build = run(cmd, tmp, Duration::from_secs(900));
+    if !build.ok() {
+        eprintln!(
+            "error: `cargo fuzz build -s none` failed ({}):\n{}",
+            build.status_text(),
+            build.tail()
+        );
+        std::process::exit(1);
+    }
+    eprintln!("  done in {:.1}s", build.secs);
+
+    // 2. Artifacts.
+    let mut artifacts: Vec<(&Target, String, PathBuf, usize)> = Vec::new();
+    for t in TARGETS {
+        let dir = fuzz_dir.join("artifacts").join(t.name);
+        fs::create_dir_all(&dir).expect("artifacts dir");
+        remove_minimized(&dir);
+        for &(label, size) in SIZES {
+            let name = format!("{}-{label}", t.name);
+            let path = dir.join(format!("crash-{name}"));
+            let data = artifact(t.trigger, size, seed(t.name, size));
+            fs::write(&path, &data).expect("write artifact");
+            artifacts.push((t, name, path, data.len()));
+        }
+    }
+
+    // 3. Warm-up: build our driver per target (not counted) and check that
+    //    every original crashes as intended.
+    let mut warmup_total = 0.0;
+    for t in TARGETS {
+        let files: Vec<&Path> = artifacts
+            .iter()
+            .filter(|a| a.0.name == t.name)
+            .map(|a| a.2.as_path())
+            .collect();
+        let start = Instant::now();
+        let sigs = classify(t, &fuzz_dir, &files, tmp);
+        let secs = start.elapsed().as_secs_f64();
+        warmup_total += secs;
+        eprintln!(
+            "warm-up {:<15} {:>6.1}s  {}",
+            t.name,
+            secs,
+            sigs[0].describe()
+        );
+        for (s, f) in sigs.iter().zip(&files) {
+            let bad_two_bugs = t.name == "two_bugs"
+                && s.message
+                    .as_deref()
+                    .is_some_and(|m| m.contains("swap of register B"));
+            if s.outcome != "crash" || s.kind.as_deref() != Some(t.kind) || bad_two_bugs {
+                eprintln!(
+                    "error: {} should crash with {} but is: {}",
+                    f.display(),
+                    t.kind,
+                    s.describe()
+                );
+                std::process::exit(1);
+            }
+        }
+        if sigs.windows(2).any(|w| !w[0].same_identity(&w[1])) {
+            eprintln!(
+                "warning: the {} artifacts crash differently: {sigs:?}",
+                t.name
+            );
+        }
+    }
+
+    // 4. Both tools on every artifact, one after the other.
+    let mut rows = Vec::new();
+    let n = artifacts.len();
+    for (i, (t, name, path, len)) in artifacts.iter().enumerate() {
+        eprintln!("[{}/{n}] {name} ({len} bytes)", i + 1);
+        let dir = path.parent().unwrap();
+        let original = fs::read(path).unwrap();
+
+        // cargo fuzz tmin.
+        remove_minimized(dir);
+        let started = SystemTime::now() - Duration::from_secs(1);
+        let mut cmd = Command::new("cargo");
+        cmd.args(["fuzz", "tmin", "-s", "none", t.name])
+            .arg(path)
+            .current_dir(&copy);
+        if let Some(s) = t.timeout {
+            cmd.args(["--", &format!("-timeout={s}")]);
+        }
+        let tmin = run(cmd, tmp, RUN_LIMIT);
+        let newest = minimized_files(dir)
+            .into_iter()
+            .filter(|(_, m, _)| *m >= started)
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.2.cmp(&a.2)));
+        let tmin_out = tmp.join(format!("tmin-{name}"));
+        let tmin_note = match (&newest, tmin.ok()) {
+            (Some((p, _, _)), true) => {
+                fs::copy(p, &tmin_out).expect("copy tmin output");
+                None
+            }
+            (found, _) => {
+                fs::write(&tmin_out, &original).unwrap();
+                let note = format!(
+                    "{}{}{}",
+                    tmin.status_text(),
+                    match found {
+                        Some((_, _, l)) => format!(", last minimized file: {l} B"),
+                        None => ", no output".into(),
+                    },
+                    tmin_reason(&tmin, &copy)
+                );
+                eprintln!(
+                    "  {note}; its output counts as the original. Last lines:\n{}",
+                    tmin.tail()
+                );
+                Some(note)
+            }
+        };
+        remove_minimized(dir);
+        let tmin_len = fs::metadata(&tmin_out).unwrap().len() as usize;
+        eprintln!("  tmin: {:>7.2}s  {len} → {tmin_len} bytes", tmin.secs);
+
+        // cargo reduce-crash.
+        let ours_out = tmp.join(format!("ours-{name}"));
+        let mut cmd = Command::new(BIN);
+        cmd.arg(path)
+            .arg("-o")
+            .arg(&ours_out)
+            .args(["--message-format", "json", "-q"]);
+        if let Some(s) = t.timeout {
+            cmd.args(["--timeout", &s.to_string()]);
+        }
+        cmd.current_dir(&copy);
+        let ours = run(cmd, tmp, RUN_LIMIT);
+        let finished = ours
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|v| v["reason"] == "reduce-finished");
+        let ours_note = if ours.ok() && ours_out.exists() {
+            None
+        } else {
+            let _ = fs::remove_file(&ours_out);
+            fs::write(&ours_out, &original).unwrap();
+            let note = format!("ours failed ({})", ours.status_text());
+            eprintln!(
+                "  {note}: {BIN} {} -o {} --message-format json -q{}\n{}",
+                path.display(),
+                ours_out.display(),
+                t.timeout
+                    .map(|s| format!(" --timeout {s}"))
+                    .unwrap_or_default(),
+                ours.tail()
+            );
+            Some(note)
+        };
+        let ours_len = fs::metadata(&ours_out).unwrap().len() as usize;
+        if let Some(f) = &finished {
+            if f["reduced_len"].as_u64() != Some(ours_len as u64) {
+                eprintln!(
+                    "  warning: reduce-finished says {} bytes, file has {ours_len}",
+                    f["reduced_len"]
+                );
+            }
+        }
+        eprintln!(
+            "  ours: {:>7.2}s  {len} → {ours_len} bytes{}",
+            ours.secs,
+            finished
+                .as_ref()
+                .map(|f| format!(" ({} tests executed)", f["tests_executed"]))
+                .unwrap_or_default()
+        );
+
+        // Signatures: original, tmin's, ours, in one invocation.
+        let sigs = classify(t, &fuzz_dir, &[path.as_path(), &tmin_out, &ours_out], tmp);
+        let row = Row {
+            target: t.name,
+            name: name.clone(),
+            original: *len,
+            tmin_len,
+            tmin_secs: tmin.secs,
+            tmin_note,
+            ours_len,
+            ours_secs: ours.secs,
+            ours_note,
+            original_sig: sigs[0].clone(),
+            tmin_sig: sigs[1].clone(),
+            ours_sig: sigs[2].clone(),
+        };
+        eprintln!(
+            "  signature kept: tmin {} ({}), ours {} ({})",
+            row.tmin_keeps(),
+            row.tmin_sig.describe(),
+            row.ours_keeps(),
+            row.ours_sig.describe()
+        );
+        rows.push(row);
+    }
+
+    // 5. Report.
+    println!();
+    println!(
+        "`cargo reduce-crash` vs `cargo fuzz tmin -s none` ({version}, {rustc}), {n} artifacts of the \
+         `buggy` fixture (each target's trigger at a seeded random position in seeded noise). \
+         \"Keeps signature\": the output still crashes with the original's kind and location \
+         (checked with `cargo reduce-crash --classify`)."
+    );
+    println!();
+    println!("| target | original (B) | tmin (B) | tmin (s) | tmin keeps signature | ours (B) | ours (s) | speed-up | ours keeps signature |");
+    println!("|---|---:|---:|---:|---|---:|---:|---:|---|");
+    for r in &rows {
+        let failed = |n: &Option<String>| if n.is_some() { " (failed)" } else { "" };
+        println!(
+            "| `{}` | {} | {}{} | {:.2} | {} | {}{} | {:.2} | {:.1}× | {} |",
+            r.target,
+            r.original,
+            r.tmin_len,
+            failed(&r.tmin_note),
+            r.tmin_secs,
+            keeps_cell(r.tmin_keeps(), &r.tmin_sig),
+            r.ours_len,
+            failed(&r.ours_note),
+            r.ours_secs,
+            r.speedup(),
+            keeps_cell(r.ours_keeps(), &r.ours_sig),
+        );
+    }
+
+    let mut notes = Vec::new();
+    for r in &rows {
+        let which = format!("`{}` ({} B)", r.target, r.original);
+        if let Some(n) = &r.tmin_note {
+            notes.push(format!(
+                "{which}: `cargo fuzz tmin` failed ({n}); its output counts as the original."
+            ));
+        }
+        if let Some(n) = &r.ours_note {
+            notes.push(format!(
+                "{which}: `cargo reduce-crash` failed ({n}); its output counts as the original."
+            ));
+        }
+        for (tool, keeps, sig, len) in [
+            ("tmin", r.tmin_keeps(), &r.tmin_sig, r.tmin_len),
+            ("ours", r.ours_keeps(), &r.ours_sig, r.ours_len),
+        ] {
+            if !keeps {
+                notes.push(format!(
+                    "{which}: {tool}'s {len}-byte output slipped to a different crash: {} (the original: {}).",
+                    sig.describe(),
+                    r.original_sig.describe()
+                ));
+            }
+        }
+    }
+    if !notes.is_empty() {
+        println!();
+        for n in notes {
+            println!("- {n}");
+        }
+    }
+
+    let med = median(rows.iter().map(Row::speedup).collect());
+    let tmin_ok: Vec<&Row> = rows.iter().filter(|r| r.tmin_note.is_none()).collect();
+    let med_ok = median(tmin_ok.iter().map(|r| r.speedup()).collect());
+    let larger: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.ours_len > r.tmin_len)
+        .map(|r| r.name.as_str())
+        .collect();
+    let larger_than_valid: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.tmin_keeps() && r.ours_len > r.tmin_len)
+        .map(|r| r.name.as_str())
+        .collect();
+    let tmin_slipped = rows.iter().filter(|r| !r.tmin_keeps()).count();
+    let ours_slipped = rows.iter().filter(|r| !r.ours_keeps()).count();
+    let tmin_failed = rows.iter().filter(|r| r.tmin_note.is_some()).count();
+    let ours_failed = rows.iter().filter(|r| r.ours_note.is_some()).count();
+    let tmin_total: f64 = rows.iter().map(|r| r.tmin_secs).sum();
+    let ours_total: f64 = rows.iter().map(|r| r.ours_secs).sum();
+    let yes_no = |list: &[&str]| {
+        if list.is_empty() {
+            "**yes**".to_owned()
+        } else {
+            format!("**no** (larger: {})", list.join(", "))
+        }
+    };
+    println!();
+    println!("**Summary**");
+    println!();
+    println!(
+        "- Median speed-up (tmin time / ours): **{med:.1}×** over all {n} artifacts; {med_ok:.1}× over the {} where tmin succeeded. Total: {tmin_total:.1} s tmin, {ours_total:.1} s ours.",
+        tmin_ok.len()
+    );
+    println!(
+        "- Every output of ours ≤ tmin's: {}; ≤ every tmin output that keeps the signature: {}.",
+        yes_no(&larger),
+        yes_no(&larger_than_valid)
+    );
+    println!(
+        "- Slipped to a different crash: tmin **{tmin_slipped}/{n}**, ours **{ours_slipped}/{n}**. Failed runs: tmin {tmin_failed}, ours {ours_failed}."
+    );
+    let bar_core = ours_slipped == 0 && med >= 10.0;
+    let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
+    println!(
+        "- Bar (every output of ours ≤ tmin's, none of ours slipping, median ≥ 10×): **{}**{}.",
+        verdict(bar_core && larger.is_empty()),
+        if larger.is_empty() || !larger_than_valid.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; **{}** when only tmin outputs that keep the signature count (the larger ones are where tmin slipped to a smaller, different bug)",
+                verdict(bar_core)
+            )
+        }
+    );
+    println!(
+        "- Not counted above: `cargo fuzz build -s none` (all targets, from scratch unless cached) {:.1} s; our driver builds (one warm-up `--classify` per target) {:.1} s in total.",
+        build.secs, warmup_total
+    );
+}

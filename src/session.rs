@@ -61,7 +61,8 @@ fn read_artifact(path: &Path) -> Result<Vec<u8>> {
     })
 }
 
-fn prepare(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Result<Prepared> {
+/// The project holding `artifact` and the name of its fuzz target.
+fn locate_target(opts: &Options, artifact: &Path) -> Result<(FuzzProject, String)> {
     let mut locate = opts.locate.clone();
     locate.artifact = Some(artifact.to_owned());
     let project = FuzzProject::locate(&locate)?;
@@ -69,7 +70,16 @@ fn prepare(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Result<P
         .resolve_target(opts.fuzz_target.as_deref(), artifact)?
         .name
         .clone();
+    Ok((project, target))
+}
 
+/// Builds the driver for `target` and starts it.
+fn prepare(
+    opts: &Options,
+    project: FuzzProject,
+    target: String,
+    reporter: &mut Reporter,
+) -> Result<Prepared> {
     let mut build = opts.build.clone();
     if let Some(s) = build.sanitizer.as_deref() {
         if s != "none" && !driver::nightly_available() {
@@ -180,7 +190,8 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         .clone()
         .unwrap_or_else(|| default_output(artifact));
     check_output(artifact, &output)?;
-    let mut p = prepare(opts, artifact, reporter)?;
+    let (project, target) = locate_target(opts, artifact)?;
+    let mut p = prepare(opts, project, target, reporter)?;
 
     let (signature, slowest) = reproduce(opts, &mut p, artifact, &data)?;
     reporter.status(
@@ -292,20 +303,14 @@ pub fn classify(opts: &Options, files: &[PathBuf], reporter: &mut Reporter) -> R
     let mut drivers: Vec<Prepared> = Vec::new();
     for file in files {
         let data = read_artifact(file)?;
-        let mut locate = opts.locate.clone();
-        locate.artifact = Some(file.clone());
-        let project = FuzzProject::locate(&locate)?;
-        let target = project
-            .resolve_target(opts.fuzz_target.as_deref(), file)?
-            .name
-            .clone();
+        let (project, target) = locate_target(opts, file)?;
         let index = match drivers
             .iter()
             .position(|p| p.target == target && p.project.manifest == project.manifest)
         {
             Some(i) => i,
             None => {
-                drivers.push(prepare(opts, file, reporter)?);
+                drivers.push(prepare(opts, project, target, reporter)?);
                 drivers.len() - 1
             }
         };
