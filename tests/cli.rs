@@ -164,6 +164,23 @@ fn reduces_target_with_custom_mutator_and_crossover() {
     );
 }
 
+/// A panic the target catches itself is still a crash (libFuzzer's hook
+/// aborts before unwinding), with the panic's own signature.
+#[test]
+fn reduces_panic_caught_by_the_target() {
+    reduce_and_check(
+        "reduces_panic_caught_by_the_target",
+        &Case {
+            target: "caught",
+            trigger: b"KEY=;",
+            extra: &[],
+            kind: "panic",
+            has_location: true,
+            check_min: |r| assert_eq!(r, b"KEY=;"),
+        },
+    );
+}
+
 #[test]
 fn reduces_index_out_of_bounds() {
     reduce_and_check(
