@@ -252,6 +252,9 @@ impl Drop for Executor {
 
 /// Classifies a driver that died while running an input.
 pub fn classify_death(status: Option<ExitStatus>, stderr: &str) -> Signature {
+    if let Some(sig) = sanitizer_report(stderr) {
+        return sig;
+    }
     if stderr.contains("has overflowed its stack") {
         return Signature::new(CrashKind::StackOverflow);
     }
@@ -275,6 +278,26 @@ pub fn classify_death(status: Option<ExitStatus>, stderr: &str) -> Signature {
     }
 }
 
+/// Reads a sanitizer's `SUMMARY:` line, e.g.
+/// `SUMMARY: AddressSanitizer: heap-buffer-overflow src/lib.rs:10:5 in f`.
+/// Without a symbolizer the location is a `(binary+0xoffset)`, which is still
+/// stable for one build.
+fn sanitizer_report(stderr: &str) -> Option<Signature> {
+    let line = stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("SUMMARY: ") && l.contains("Sanitizer: "))?;
+    let (sanitizer, rest) = line.strip_prefix("SUMMARY: ")?.split_once(": ")?;
+    let mut words = rest.split_whitespace();
+    let error = words.next()?;
+    let location = words.next().filter(|w| *w != "in").map(str::to_owned);
+    Some(Signature {
+        kind: CrashKind::Sanitizer,
+        message: Some(format!("{sanitizer}: {error}")),
+        location,
+    })
+}
+
 impl Driver {
     fn spawn(config: &ExecConfig) -> Result<(Driver, bool), ExecError> {
         let rss = config.rss_limit_mb;
@@ -290,6 +313,9 @@ impl Driver {
             .env("RC_RSS_LIMIT_MB", rss.to_string())
             .env("RC_MALLOC_LIMIT_MB", malloc.to_string())
             .env("RUST_BACKTRACE", "0")
+            // As cargo-fuzz: no ODR or leak reports from the driver itself
+            // (leaks are checked at exit, long after the input that leaked).
+            .env("ASAN_OPTIONS", asan_options())
             // Own process group: Ctrl-C in the terminal must reach us, not the driver.
             .process_group(0);
         unsafe {
@@ -417,6 +443,15 @@ impl Driver {
             .lock()
             .map(|t| t.iter().copied().collect::<Vec<u8>>());
         String::from_utf8_lossy(&tail.unwrap_or_default()).into_owned()
+    }
+}
+
+/// Our sanitizer defaults, then the user's `ASAN_OPTIONS` (later wins).
+fn asan_options() -> String {
+    let ours = "detect_leaks=0:detect_odr_violation=0";
+    match std::env::var("ASAN_OPTIONS") {
+        Ok(user) if !user.is_empty() => format!("{ours}:{user}"),
+        _ => ours.to_owned(),
     }
 }
 
@@ -601,6 +636,15 @@ mod tests {
             classify_death(Some(segv), "").kind,
             CrashKind::Signal(libc::SIGSEGV)
         );
+        let asan = "==9==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6\n\
+                    SUMMARY: AddressSanitizer: heap-buffer-overflow src/lib.rs:10:5 in buggy::f\n";
+        let sig = classify_death(Some(ExitStatus::from_raw(1 << 8)), asan);
+        assert_eq!(sig.kind, CrashKind::Sanitizer);
+        assert_eq!(
+            sig.message.as_deref(),
+            Some("AddressSanitizer: heap-buffer-overflow")
+        );
+        assert_eq!(sig.location.as_deref(), Some("src/lib.rs:10:5"));
         let exit3 = ExitStatus::from_raw(3 << 8);
         assert_eq!(classify_death(Some(exit3), "").kind, CrashKind::Exit(3));
     }

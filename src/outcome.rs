@@ -57,11 +57,14 @@ pub enum CrashKind {
     Signal(i32),
     /// The target called `std::process::exit` (libFuzzer reports this too).
     Exit(i32),
+    /// A sanitizer report (`-s address` etc. on nightly); the message names
+    /// the sanitizer and the error, e.g. `AddressSanitizer: heap-buffer-overflow`.
+    Sanitizer,
 }
 
 impl CrashKind {
     /// Stable machine name: `panic`, `abort`, `stack-overflow`,
-    /// `out-of-memory`, `timeout`, `signal`, `exit`.
+    /// `out-of-memory`, `timeout`, `signal`, `exit`, `sanitizer`.
     pub fn id(&self) -> &'static str {
         match self {
             CrashKind::Panic => "panic",
@@ -71,6 +74,7 @@ impl CrashKind {
             CrashKind::Timeout => "timeout",
             CrashKind::Signal(_) => "signal",
             CrashKind::Exit(_) => "exit",
+            CrashKind::Sanitizer => "sanitizer",
         }
     }
 
@@ -91,6 +95,7 @@ impl CrashKind {
             CrashKind::Timeout => "timeout".into(),
             CrashKind::Signal(n) => format!("signal {} ({})", n, signal_name(*n)),
             CrashKind::Exit(n) => format!("exit {n}"),
+            CrashKind::Sanitizer => "sanitizer".into(),
         }
     }
 }
