@@ -99,7 +99,7 @@ const SIZES: &[(&str, usize)] = &[("500b", 500), ("4k", 4096)];
 /// generator still checks.
 const MARKERS: &[&[u8]] = &[
     b"KEY=", b"REG", b"SUM=", b"ABRT", b"[@@@", b"BLOB", b"WAIT", b"BA!!B", b"B!!B", b"FLK",
-    b"ZAP", b"%%",
+    b"ZAP", b"%%", b"HDR",
 ];
 
 /// Lowercase letters, `0-3`, space and `,.:` (no `;`: `KEY=;` needs it).
