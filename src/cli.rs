@@ -237,7 +237,7 @@ impl Cli {
             },
             output: self.output.clone(),
             match_mode: self.match_mode,
-            strategy: self.strategy.clone(),
+            strategy: self.strategy,
             timeout,
             rss_limit_mb,
             malloc_limit_mb,
