@@ -32,6 +32,37 @@ pub trait Oracle<E> {
     fn exhausted(&self) -> bool {
         false
     }
+
+    /// Where the draws of a choice sequence begin and end, if the oracle can
+    /// tell (a typed fuzz target's driver probes its own decoder); `None`
+    /// when it cannot. Reducers use it only to aim their candidates: every
+    /// candidate is still judged by [`Oracle::test`].
+    fn spans(&mut self, _candidate: &[E]) -> Option<Vec<Span>> {
+        None
+    }
+}
+
+/// A run of elements that one draw consumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Span {
+    /// First element of the run.
+    pub start: usize,
+    /// One past the last element.
+    pub end: usize,
+    pub kind: SpanKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SpanKind {
+    /// Changing these elements changes one leaf value (an integer, a
+    /// character, a bool) and nothing else.
+    Leaf,
+    /// Changing any of these elements changes the shape of the value (a
+    /// collection's continuation flag, an enum variant, an `Option` tag, a
+    /// length): what follows is read differently.
+    Structural,
+    /// Changing these elements changes nothing (not consumed, or ignored).
+    Unused,
 }
 
 impl<E, F: FnMut(&[E]) -> bool> Oracle<E> for F {
@@ -158,6 +189,10 @@ impl<E: Hash + Eq + Clone, O: Oracle<E>> Oracle<E> for Cached<E, O> {
 
     fn exhausted(&self) -> bool {
         self.inner.exhausted()
+    }
+
+    fn spans(&mut self, candidate: &[E]) -> Option<Vec<Span>> {
+        self.inner.spans(candidate)
     }
 }
 
