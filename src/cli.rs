@@ -64,9 +64,9 @@ pub struct Cli {
     #[arg(long = "match", value_name = "MODE", default_value = "location")]
     pub match_mode: MatchMode,
 
-    /// Reduction strategy: default (chunks, windows, ddmin, simplification), ddmin, chunks, seed-ddmin, ddrmin, fuzzingbook-dd.
-    #[arg(long, value_name = "NAME", default_value = "default")]
-    pub strategy: Strategy,
+    /// Reduction strategy (default: choices for typed targets, default otherwise): default (chunks, windows, ddmin, simplification), choices (arbitrary-aware choice-sequence shrinking), ddmin, chunks, seed-ddmin, ddrmin, fuzzingbook-dd.
+    #[arg(long, value_name = "NAME")]
+    pub strategy: Option<Strategy>,
 
     /// Per-test time limit in seconds (default: 10× the original's run time, at least 1 s; 1 s for hangs).
     #[arg(long, value_name = "SECS")]

@@ -12,7 +12,7 @@
 use crate::error::Error;
 use crate::exec::{ExecError, Executor};
 use crate::interrupt;
-use crate::oracle::Oracle;
+use crate::oracle::{Oracle, Span};
 use crate::outcome::{MatchMode, Outcome, Signature};
 use crate::output::write_atomic;
 use std::collections::HashMap;
@@ -51,6 +51,8 @@ pub struct CrashOracle<'a> {
     error: Option<Error>,
     on_progress: Option<Box<dyn FnMut(Progress) + 'a>>,
     last_progress: Instant,
+    /// The last structure probe: reducers ask about the same input repeatedly.
+    last_spans: Option<(Vec<u8>, Option<Vec<Span>>)>,
 }
 
 /// Why the oracle stopped answering.
@@ -83,6 +85,7 @@ impl<'a> CrashOracle<'a> {
             error: None,
             on_progress: None,
             last_progress: Instant::now(),
+            last_spans: None,
         }
     }
 
@@ -246,5 +249,22 @@ impl Oracle<u8> for CrashOracle<'_> {
 
     fn exhausted(&self) -> bool {
         self.stop.is_some()
+    }
+
+    fn spans(&mut self, candidate: &[u8]) -> Option<Vec<Span>> {
+        if let Some((input, spans)) = &self.last_spans {
+            if input == candidate {
+                return spans.clone();
+            }
+        }
+        let spans = match self.exec.spans(candidate) {
+            Ok(spans) => spans,
+            Err(e) => {
+                self.fail(e);
+                None
+            }
+        };
+        self.last_spans = Some((candidate.to_vec(), spans.clone()));
+        spans
     }
 }

@@ -9,8 +9,9 @@
 //! The wire protocol is documented in `templates/driver/shim/src/__driver.rs`.
 //! This module knows nothing about reduction.
 
+use crate::oracle::{Span, SpanKind};
 use crate::outcome::{CrashKind, Outcome, Signature};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -46,6 +47,9 @@ pub struct ExecConfig {
 pub struct Run {
     pub outcome: Outcome,
     pub elapsed: Duration,
+    /// Answered from the value cache: the input decodes to a value whose
+    /// outcome was already known, so the target did not run.
+    pub cached: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -61,7 +65,10 @@ pub enum ExecError {
 /// Counters for the report.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ExecStats {
+    /// Inputs the target actually ran.
     pub executions: u64,
+    /// Inputs answered from the value cache instead.
+    pub value_cache_hits: u64,
     pub restarts: u64,
 }
 
@@ -72,6 +79,10 @@ pub struct Executor {
     typed: bool,
     starts: u64,
     stats: ExecStats,
+    /// Use value-level caching for typed targets (`V` batches).
+    value_cache: bool,
+    /// Values known to kill the driver, and how.
+    fatal_values: HashMap<u64, Signature>,
 }
 
 struct Driver {
@@ -91,6 +102,8 @@ impl Executor {
             typed: false,
             starts: 0,
             stats: ExecStats::default(),
+            value_cache: false,
+            fatal_values: HashMap::new(),
         };
         exec.ensure_driver()?;
         Ok(exec)
@@ -102,6 +115,13 @@ impl Executor {
 
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.config.timeout = timeout;
+    }
+
+    /// Answer inputs of typed targets that decode to an already-run value
+    /// from the cache instead of running them. Off by default: reproducing
+    /// an artifact must run it every time.
+    pub fn set_value_cache(&mut self, on: bool) {
+        self.value_cache = on && self.typed;
     }
 
     /// Stops the current driver; the next input starts a fresh one.
@@ -131,69 +151,114 @@ impl Executor {
         if inputs.is_empty() {
             return Ok(runs);
         }
+        let request = if self.value_cache { b'V' } else { b'R' };
         self.ensure_driver()?;
-        let timeout = self.config.timeout;
-        let driver = self.driver.as_mut().expect("driver started");
-        if driver.send_batch(inputs).is_err() {
+        if self.driver_mut().send_batch(request, inputs).is_err() {
             // The driver died between batches; restart it and retry once.
             self.kill_driver();
             self.ensure_driver()?;
-            self.driver
-                .as_mut()
-                .expect("driver started")
-                .send_batch(inputs)
+            self.driver_mut()
+                .send_batch(request, inputs)
                 .map_err(|e| ExecError::Startup {
                     path: self.config.program.clone(),
                     detail: format!("cannot send inputs: {e}"),
                 })?;
         }
-        let driver = self.driver.as_mut().expect("driver started");
-        for _ in inputs {
+        let timeout = self.config.timeout;
+        let mut running_key: Option<u64> = None;
+        while runs.len() < inputs.len() {
             let deadline = Instant::now() + timeout;
-            match driver.reader.read_response(deadline) {
-                Ok(Response::Done { outcome, elapsed }) => {
-                    self.stats.executions += 1;
-                    let crashed = matches!(outcome, Outcome::Crash(_));
-                    runs.push(Run { outcome, elapsed });
-                    if crashed {
-                        break;
-                    }
+            let response = self.driver_mut().reader.read_response(deadline);
+            let (outcome, elapsed, cached, fatal) = match response {
+                Ok(Response::Key(k)) => {
+                    running_key = Some(k);
+                    continue;
                 }
+                Ok(Response::Done {
+                    outcome,
+                    elapsed,
+                    cached,
+                }) => (outcome, elapsed, cached, false),
+                Ok(Response::KnownFatal(k)) => match self.fatal_values.get(&k) {
+                    Some(sig) => (Outcome::Crash(sig.clone()), Duration::ZERO, true, false),
+                    None => {
+                        // Cannot happen (the parent told the driver); be safe.
+                        self.kill_driver();
+                        return Err(ExecError::Startup {
+                            path: self.config.program.clone(),
+                            detail: "the driver reported an unknown fatal value".into(),
+                        });
+                    }
+                },
                 Ok(Response::OutOfMemory { requested, live }) => {
-                    self.stats.executions += 1;
                     let mut sig = Signature::new(CrashKind::OutOfMemory);
                     sig.message = Some(format!(
                         "allocation of {requested} bytes with {live} bytes live exceeds the limit"
                     ));
-                    self.kill_driver();
-                    runs.push(Run {
-                        outcome: Outcome::Crash(sig),
-                        elapsed: Duration::ZERO,
-                    });
-                    break;
+                    (Outcome::Crash(sig), Duration::ZERO, false, true)
                 }
-                Err(ReadError::Timeout) => {
-                    self.stats.executions += 1;
-                    self.kill_driver();
-                    runs.push(Run {
-                        outcome: Outcome::Crash(Signature::new(CrashKind::Timeout)),
-                        elapsed: timeout,
-                    });
-                    break;
-                }
+                Err(ReadError::Timeout) => (
+                    Outcome::Crash(Signature::new(CrashKind::Timeout)),
+                    timeout,
+                    false,
+                    true,
+                ),
                 Err(ReadError::Closed) => {
-                    self.stats.executions += 1;
                     let sig = self.reap_dead_driver();
-                    runs.push(Run {
-                        outcome: Outcome::Crash(sig),
-                        elapsed: Duration::ZERO,
-                    });
-                    break;
+                    (Outcome::Crash(sig), Duration::ZERO, false, true)
+                }
+            };
+            if fatal {
+                self.kill_driver();
+                if let (Some(k), Outcome::Crash(sig)) = (running_key, &outcome) {
+                    self.fatal_values.insert(k, sig.clone());
                 }
             }
+            if cached {
+                self.stats.value_cache_hits += 1;
+            } else {
+                self.stats.executions += 1;
+            }
+            running_key = None;
+            let crashed = matches!(outcome, Outcome::Crash(_));
+            runs.push(Run {
+                outcome,
+                elapsed,
+                cached,
+            });
+            if crashed {
+                break;
+            }
         }
-        // A panic ends the batch inside the driver; nothing else is pending.
+        // A crash ends the batch inside the driver; nothing else is pending.
         Ok(runs)
+    }
+
+    /// Which bytes of `input` form which draws, probed by the driver's own
+    /// decoder (typed targets only; `None` for bytes targets).
+    pub fn spans(&mut self, input: &[u8]) -> Result<Option<Vec<Span>>, ExecError> {
+        if !self.typed {
+            return Ok(None);
+        }
+        self.ensure_driver()?;
+        let deadline = Instant::now() + self.config.timeout.max(Duration::from_secs(10));
+        let driver = self.driver_mut();
+        if driver.send_request(b'S', input).is_err() {
+            self.kill_driver();
+            return Ok(None);
+        }
+        match driver.reader.read_spans(deadline) {
+            Ok(spans) => Ok(Some(spans)),
+            Err(_) => {
+                // Decoding itself hung or crashed; no structure this time.
+                self.kill_driver();
+                Ok(None)
+            }
+        }
+    }
+
+    fn driver_mut(&mut self) -> &mut Driver {
+        self.driver.as_mut().expect("driver started")
     }
 
     /// The target's `Debug` rendering of an input (`cargo fuzz fmt`).
@@ -201,7 +266,7 @@ impl Executor {
         self.ensure_driver()?;
         let timeout = self.config.timeout.max(Duration::from_secs(1));
         let driver = self.driver.as_mut().expect("driver started");
-        if driver.send_debug(input).is_err() {
+        if driver.send_request(b'D', input).is_err() {
             self.kill_driver();
             return Ok(None);
         }
@@ -218,10 +283,15 @@ impl Executor {
         if self.driver.is_some() {
             return Ok(());
         }
-        let (driver, typed) = Driver::spawn(&self.config)?;
+        let (mut driver, typed) = Driver::spawn(&self.config)?;
         self.starts += 1;
         self.stats.restarts = self.starts - 1;
         self.typed = typed;
+        if !self.fatal_values.is_empty() {
+            let keys: Vec<u64> = self.fatal_values.keys().copied().collect();
+            // A failure here shows up as a dead driver on the next batch.
+            let _ = driver.send_fatal_keys(&keys);
+        }
         self.driver = Some(driver);
         Ok(())
     }
@@ -377,10 +447,10 @@ impl Driver {
         Ok((driver, typed))
     }
 
-    fn send_batch(&mut self, inputs: &[&[u8]]) -> io::Result<()> {
+    fn send_batch(&mut self, request: u8, inputs: &[&[u8]]) -> io::Result<()> {
         let total: usize = inputs.iter().map(|i| i.len() + 4).sum();
         let mut buf = Vec::with_capacity(5 + total);
-        buf.push(b'R');
+        buf.push(request);
         buf.extend_from_slice(&(inputs.len() as u32).to_le_bytes());
         for input in inputs {
             buf.extend_from_slice(&(input.len() as u32).to_le_bytes());
@@ -389,11 +459,22 @@ impl Driver {
         self.stdin.write_all(&buf)
     }
 
-    fn send_debug(&mut self, input: &[u8]) -> io::Result<()> {
+    /// `D` (debug form) or `S` (spans) for one input.
+    fn send_request(&mut self, request: u8, input: &[u8]) -> io::Result<()> {
         let mut buf = Vec::with_capacity(5 + input.len());
-        buf.push(b'D');
+        buf.push(request);
         buf.extend_from_slice(&(input.len() as u32).to_le_bytes());
         buf.extend_from_slice(input);
+        self.stdin.write_all(&buf)
+    }
+
+    fn send_fatal_keys(&mut self, keys: &[u64]) -> io::Result<()> {
+        let mut buf = Vec::with_capacity(5 + 8 * keys.len());
+        buf.push(b'F');
+        buf.extend_from_slice(&(keys.len() as u32).to_le_bytes());
+        for k in keys {
+            buf.extend_from_slice(&k.to_le_bytes());
+        }
         self.stdin.write_all(&buf)
     }
 
@@ -486,8 +567,19 @@ fn drain_stderr(mut pipe: impl Read, tail: Arc<Mutex<VecDeque<u8>>>) {
 }
 
 enum Response {
-    Done { outcome: Outcome, elapsed: Duration },
-    OutOfMemory { requested: u64, live: u64 },
+    /// The next input to run decodes to this value key (`V` batches).
+    Key(u64),
+    Done {
+        outcome: Outcome,
+        elapsed: Duration,
+        cached: bool,
+    },
+    /// The input decodes to a value known to kill the driver.
+    KnownFatal(u64),
+    OutOfMemory {
+        requested: u64,
+        live: u64,
+    },
 }
 
 #[derive(Debug)]
@@ -590,7 +682,12 @@ impl FrameReader {
     }
 
     fn read_response(&mut self, deadline: Instant) -> Result<Response, ReadError> {
-        let status = self.read_u8(deadline)?;
+        let first = self.read_u8(deadline)?;
+        if first == b'k' {
+            return Ok(Response::Key(self.read_u64(deadline)?));
+        }
+        let cached = first & 0x80 != 0;
+        let status = first & 0x7f;
         let elapsed = Duration::from_nanos(self.read_u64(deadline)?);
         let outcome = match status {
             0 => Outcome::Pass,
@@ -605,9 +702,30 @@ impl FrameReader {
                 let live = self.read_u64(deadline)?;
                 return Ok(Response::OutOfMemory { requested, live });
             }
+            4 => return Ok(Response::KnownFatal(self.read_u64(deadline)?)),
             _ => return Err(ReadError::Closed),
         };
-        Ok(Response::Done { outcome, elapsed })
+        Ok(Response::Done {
+            outcome,
+            elapsed,
+            cached,
+        })
+    }
+
+    fn read_spans(&mut self, deadline: Instant) -> Result<Vec<Span>, ReadError> {
+        let count = self.read_u32(deadline)? as usize;
+        let mut spans = Vec::with_capacity(count);
+        for _ in 0..count {
+            let start = self.read_u32(deadline)? as usize;
+            let end = self.read_u32(deadline)? as usize;
+            let kind = match self.read_u8(deadline)? {
+                0 => SpanKind::Leaf,
+                1 => SpanKind::Structural,
+                _ => SpanKind::Unused,
+            };
+            spans.push(Span { start, end, kind });
+        }
+        Ok(spans)
     }
 }
 

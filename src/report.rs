@@ -32,8 +32,11 @@ pub struct Summary {
     pub reduced_len: usize,
     /// Tests that ran the target.
     pub tests_executed: u64,
-    /// Tests answered from the cache.
+    /// Tests answered from the cache (same bytes as an earlier test).
     pub tests_cached: u64,
+    /// Tests answered from the value cache (typed targets: the bytes decode
+    /// to a value that already ran).
+    pub tests_value_cached: u64,
     pub elapsed_secs: f64,
     pub tests_per_sec: f64,
     pub driver_restarts: u64,
@@ -187,9 +190,14 @@ impl Reporter {
         self.status(
             "Tests",
             format!(
-                "{} executed, {} cached, {}/s, {} driver restarts",
+                "{} executed, {} cached{}, {}/s, {} driver restarts",
                 s.tests_executed,
                 s.tests_cached,
+                if s.typed {
+                    format!(", {} same value", s.tests_value_cached)
+                } else {
+                    String::new()
+                },
                 human_count(s.tests_per_sec),
                 s.driver_restarts
             ),

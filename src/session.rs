@@ -32,7 +32,9 @@ pub struct Options {
     pub build: BuildOptions,
     pub output: Option<PathBuf>,
     pub match_mode: MatchMode,
-    pub strategy: Strategy,
+    /// `None`: choice-sequence shrinking for typed targets, the default byte
+    /// pipeline otherwise.
+    pub strategy: Option<Strategy>,
     /// Per-test time limit; derived from the original's run time if `None`.
     pub timeout: Option<Duration>,
     pub rss_limit_mb: u64,
@@ -171,6 +173,15 @@ fn reproduce(
     Ok((first, slowest))
 }
 
+/// The strategy asked for, else the best one for the kind of target.
+fn choose_strategy(asked: Option<Strategy>, typed: bool) -> Strategy {
+    match asked {
+        Some(s) => s,
+        None if typed => "choices".parse().unwrap_or_default(),
+        None => Strategy::Default,
+    }
+}
+
 /// The per-test limit for the reduction.
 fn reduction_timeout(opts: &Options, sig: &Signature, slowest: Duration) -> Duration {
     if let Some(t) = opts.timeout {
@@ -205,12 +216,14 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
     reporter.started(&p.target, artifact, data.len(), &signature);
     let timeout = reduction_timeout(opts, &signature, slowest);
     p.exec.set_timeout(timeout);
+    p.exec.set_value_cache(true);
+    let strategy = choose_strategy(opts.strategy, p.exec.typed());
     reporter.status(
         "Reducing",
         format!(
             "{} bytes with `{}` (identity: {}, timeout {:.2}s)",
             data.len(),
-            opts.strategy.name(),
+            strategy.name(),
             opts.match_mode.name(),
             timeout.as_secs_f64()
         ),
@@ -233,7 +246,7 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
             .write_best_to(output.clone())?;
         let mut cached = Cached::new(oracle);
         cached.remember(&data, true);
-        let result = opts.strategy.run(&data, &mut cached);
+        let result = strategy.run(&data, &mut cached);
         let stats = cached.stats();
         let mut oracle = cached.into_inner();
         // The reducer's answer and the oracle's best agree unless the run was
@@ -259,7 +272,9 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
 
     // Confirm in a fresh process: the result must not depend on state left
     // behind by the thousands of inputs before it.
+    let value_cached = p.exec.stats().value_cache_hits;
     let verified_fresh = {
+        p.exec.set_value_cache(false);
         p.exec.restart();
         matches!(p.exec.run(&best).map(|r| r.outcome),
             Ok(Outcome::Crash(ref s)) if opts.match_mode.matches(&signature, s))
@@ -277,11 +292,12 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         output,
         signature,
         match_mode: opts.match_mode.name(),
-        strategy: opts.strategy.name().to_owned(),
+        strategy: strategy.name().to_owned(),
         original_len,
         reduced_len: best.len(),
-        tests_executed: stats.executed,
+        tests_executed: stats.executed - value_cached,
         tests_cached: stats.cache_hits,
+        tests_value_cached: value_cached,
         elapsed_secs: elapsed.as_secs_f64(),
         tests_per_sec: stats.executed as f64 / elapsed.as_secs_f64().max(1e-9),
         driver_restarts: exec_stats.restarts,

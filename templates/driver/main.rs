@@ -14,6 +14,7 @@ fn main() {
         init: target::__rc_init,
         entry: target::__rc_entry,
         debug: target::__rc_debug,
+        value: target::__rc_value,
         typed: target::__RC_TYPED,
     })
 }

@@ -5,20 +5,31 @@
 //!
 //! * at start-up the driver sends `HELLO`: `b"RCD1"`, u8 typed, u8 init_ok,
 //!   and if `init_ok == 0` the init panic's message and location (`str`, `str`);
-//! * the parent sends requests: `b'R'` u32 count, then count × (u32 len, bytes)
-//!   to run a batch; `b'D'` u32 len, bytes to get the `Debug` form of an input;
-//!   `b'Q'` to quit;
+//! * the parent sends requests:
+//!   - `b'R'` u32 count, then count × (u32 len, bytes): run a batch;
+//!   - `b'V'` the same, with value-level caching (typed targets): inputs that
+//!     decode to a value already run are answered without running it again;
+//!   - `b'F'` u32 count, count × u64: value keys known to kill the driver;
+//!   - `b'S'` u32 len, bytes: probe which bytes form which draws (spans);
+//!   - `b'D'` u32 len, bytes: the `Debug` form of an input;
+//!   - `b'Q'`: quit;
 //! * per input run the driver answers: u8 status (0 pass, 1 reject, 2 panic,
-//!   3 out-of-memory), u64 elapsed nanoseconds, then for a panic `str` message,
-//!   `str` location, and for out-of-memory u64 requested bytes, u64 live bytes.
-//!   After a panic the rest of the batch is skipped (the parent knows);
+//!   3 out-of-memory, 4 known-fatal; bit 0x80 set when answered from the value
+//!   cache), u64 elapsed nanoseconds, then for a panic `str` message, `str`
+//!   location, for out-of-memory u64 requested bytes, u64 live bytes, and for
+//!   known-fatal the u64 value key. With `V`, an input that has to run is
+//!   announced first by `b'k'` u64 key, so a death is attributable to a value.
+//!   After a crash the rest of the batch is skipped (the parent knows);
 //!   out-of-memory is sent by the allocator, which then exits the process;
-//! * the answer to `b'D'` is one `str`.
+//! * the answer to `b'S'` is u32 count, count × (u32 start, u32 end, u8 kind:
+//!   0 leaf, 1 structural, 2 unused); to `b'D'` one `str`.
 //!
 //! The protocol uses duplicates of the original stdin/stdout; fd 1 is then
 //! pointed at stderr, so whatever the target prints cannot corrupt it.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::os::unix::io::FromRawFd;
@@ -32,6 +43,8 @@ pub struct Target {
     pub init: fn(),
     pub entry: fn(&[u8]) -> i32,
     pub debug: fn(&[u8]) -> String,
+    /// Compact `Debug` of the decoded value (typed targets), else `None`.
+    pub value: fn(&[u8]) -> Option<String>,
     pub typed: bool,
 }
 
@@ -39,6 +52,9 @@ const STATUS_PASS: u8 = 0;
 const STATUS_REJECT: u8 = 1;
 const STATUS_PANIC: u8 = 2;
 const STATUS_OOM: u8 = 3;
+const STATUS_KNOWN_FATAL: u8 = 4;
+const CACHED: u8 = 0x80;
+const KEY_FRAME: u8 = b'k';
 
 /// Exit status after reporting out-of-memory (libFuzzer uses 71 as well).
 const OOM_EXIT: i32 = 71;
@@ -264,13 +280,14 @@ pub fn run(target: Target) -> ! {
 
     let mut inputs: Vec<Vec<u8>> = Vec::new();
     let mut frame: Vec<u8> = Vec::with_capacity(256);
+    let mut values = ValueCache::default();
     loop {
         let mut kind = [0u8; 1];
         if input.read_exact(&mut kind).is_err() {
             std::process::exit(0);
         }
         match kind[0] {
-            b'R' => {
+            b'R' | b'V' => {
                 let Some(count) = read_u32(&mut input) else {
                     std::process::exit(0)
                 };
@@ -283,15 +300,40 @@ pub fn run(target: Target) -> ! {
                         std::process::exit(0);
                     }
                 }
-                for data in inputs.iter().take(count) {
-                    frame.clear();
-                    let crashed = run_one(&target, data, &mut frame);
-                    if output.write_all(&frame).is_err() {
+                let cache = if kind[0] == b'V' {
+                    Some(&mut values)
+                } else {
+                    None
+                };
+                run_batch(&target, &inputs[..count], cache, &mut output, &mut frame);
+            }
+            b'F' => {
+                let Some(count) = read_u32(&mut input) else {
+                    std::process::exit(0)
+                };
+                for _ in 0..count {
+                    let mut key = [0u8; 8];
+                    if input.read_exact(&mut key).is_err() {
                         std::process::exit(0);
                     }
-                    if crashed {
-                        break;
-                    }
+                    values.fatal.insert(u64::from_le_bytes(key));
+                }
+            }
+            b'S' => {
+                let mut data = Vec::new();
+                if read_bytes(&mut input, &mut data).is_none() {
+                    std::process::exit(0);
+                }
+                frame.clear();
+                let spans = probe_spans(&target, &data);
+                frame.extend_from_slice(&(spans.len() as u32).to_le_bytes());
+                for (start, end, kind) in spans {
+                    frame.extend_from_slice(&(start as u32).to_le_bytes());
+                    frame.extend_from_slice(&(end as u32).to_le_bytes());
+                    frame.push(kind);
+                }
+                if output.write_all(&frame).is_err() {
+                    std::process::exit(0);
                 }
             }
             b'D' => {
@@ -310,6 +352,185 @@ pub fn run(target: Target) -> ! {
             }
             _ => std::process::exit(0),
         }
+    }
+}
+
+/// Outcomes by value, for `V` batches.
+#[derive(Default)]
+struct ValueCache {
+    /// Response frames of values that ran (pass, reject, panic).
+    frames: HashMap<u64, Vec<u8>>,
+    /// Values that killed a driver (the parent knows how).
+    fatal: HashSet<u64>,
+}
+
+fn value_key(text: &str) -> u64 {
+    // Fixed keys: the parent compares keys across driver restarts.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
+/// The compact `Debug` of the input's value, never panicking.
+fn value_of(target: &Target, data: &[u8]) -> Option<String> {
+    let value = panic::catch_unwind(|| (target.value)(data)).ok().flatten();
+    let _ = take_panic();
+    value
+}
+
+fn flush(output: &mut File, out: &mut Vec<u8>) {
+    if !out.is_empty() {
+        if output.write_all(out).is_err() {
+            std::process::exit(0);
+        }
+        out.clear();
+    }
+}
+
+/// Runs inputs until the first crash, writing one frame per input.
+fn run_batch(
+    target: &Target,
+    inputs: &[Vec<u8>],
+    mut cache: Option<&mut ValueCache>,
+    output: &mut File,
+    out: &mut Vec<u8>,
+) {
+    out.clear();
+    for data in inputs {
+        let key = match cache.as_deref() {
+            Some(_) => value_of(target, data).map(|v| value_key(&v)),
+            None => None,
+        };
+        if let (Some(k), Some(c)) = (key, cache.as_deref()) {
+            if c.fatal.contains(&k) {
+                out.push(STATUS_KNOWN_FATAL);
+                out.extend_from_slice(&0u64.to_le_bytes());
+                out.extend_from_slice(&k.to_le_bytes());
+                break;
+            }
+            if let Some(known) = c.frames.get(&k) {
+                out.push(known[0] | CACHED);
+                out.extend_from_slice(&known[1..]);
+                if known[0] == STATUS_PANIC {
+                    break;
+                }
+                continue;
+            }
+            out.push(KEY_FRAME);
+            out.extend_from_slice(&k.to_le_bytes());
+        }
+        // Everything before this input is reported before it runs: if it
+        // kills the process, the parent knows exactly which input did.
+        flush(output, out);
+        let crashed = run_one(target, data, out);
+        if let (Some(k), Some(c)) = (key, cache.as_deref_mut()) {
+            // `out` was flushed just before, so it holds exactly this frame.
+            c.frames.insert(k, out.clone());
+        }
+        if crashed {
+            break;
+        }
+    }
+    flush(output, out);
+}
+
+/// Which bytes form which draws: flip each byte two ways (low bit, high
+/// bit), decode, and compare the value's `Debug` tokens with the original's.
+/// One leaf token changed → the byte belongs to that leaf; the shape changed
+/// → structural; nothing changed → unused. Runs of bytes of the same leaf
+/// are one span; every structural byte is its own span.
+fn probe_spans(target: &Target, data: &[u8]) -> Vec<(usize, usize, u8)> {
+    const LEAF: u8 = 0;
+    const STRUCTURAL: u8 = 1;
+    const UNUSED: u8 = 2;
+    let Some(base) = value_of(target, data) else {
+        return Vec::new();
+    };
+    let base_tokens = tokens(&base);
+    let mut probe = data.to_vec();
+    // (kind, leaf token) per byte
+    let mut class: Vec<(u8, usize)> = Vec::with_capacity(data.len());
+    for i in 0..data.len() {
+        let mut kind = UNUSED;
+        let mut leaf = usize::MAX;
+        for flip in [0x01u8, 0x80] {
+            probe[i] = data[i] ^ flip;
+            let changed = match value_of(target, &probe) {
+                None => Some(None),
+                Some(v) if v == base => None,
+                Some(v) => Some(single_token_change(&base_tokens, &tokens(&v))),
+            };
+            probe[i] = data[i];
+            match changed {
+                None => {}
+                Some(Some(t)) if kind != STRUCTURAL && (leaf == usize::MAX || leaf == t) => {
+                    kind = LEAF;
+                    leaf = t;
+                }
+                Some(_) => kind = STRUCTURAL,
+            }
+        }
+        class.push((kind, leaf));
+    }
+    let mut spans: Vec<(usize, usize, u8)> = Vec::new();
+    let mut i = 0;
+    while i < class.len() {
+        let (kind, leaf) = class[i];
+        let mut j = i + 1;
+        if kind != STRUCTURAL {
+            while j < class.len() && class[j] == (kind, leaf) {
+                j += 1;
+            }
+        }
+        spans.push((i, j, kind));
+        i = j;
+    }
+    spans
+}
+
+/// Splits a `Debug` rendering into tokens: runs of identifier characters,
+/// quoted strings, and single punctuation characters.
+fn tokens(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        let start = i;
+        if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < bytes.len() && bytes[i] != c {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i = (i + 1).min(bytes.len());
+        } else if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.' || c >= 0x80 {
+            while i < bytes.len()
+                && (bytes[i].is_ascii_alphanumeric() || matches!(bytes[i], b'_' | b'-' | b'.') || bytes[i] >= 0x80)
+            {
+                i += 1;
+            }
+        } else {
+            i += 1;
+            if c == b' ' {
+                continue;
+            }
+        }
+        out.push(&text[start..i]);
+    }
+    out
+}
+
+/// The index of the only differing token, if the token lists have the same
+/// shape and differ in exactly one place.
+fn single_token_change(a: &[&str], b: &[&str]) -> Option<usize> {
+    if a.len() != b.len() {
+        return None;
+    }
+    let mut diff = a.iter().zip(b).enumerate().filter(|(_, (x, y))| x != y);
+    let first = diff.next()?.0;
+    match diff.next() {
+        None => Some(first),
+        Some(_) => None,
     }
 }
 

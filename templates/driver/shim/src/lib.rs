@@ -93,6 +93,11 @@ macro_rules! fuzz_target {
             format!("{:?}", bytes)
         }
 
+        #[doc(hidden)]
+        pub fn __rc_value(_bytes: &[u8]) -> Option<String> {
+            None
+        }
+
         #[inline(never)]
         fn __libfuzzer_sys_run($bytes: &[u8]) -> $rty {
             $body
@@ -138,6 +143,22 @@ macro_rules! fuzz_target {
             match <$dty as Arbitrary>::arbitrary_take_rest(u) {
                 Ok(d) => format!("{:#?}", d),
                 Err(e) => format!("Arbitrary Error: {}", e),
+            }
+        }
+
+        /// The compact `Debug` form of the decoded value, or `None` when
+        /// the input is rejected before the body runs (too short, or does
+        /// not decode). Used for value-level caching and structure probing.
+        #[doc(hidden)]
+        pub fn __rc_value(bytes: &[u8]) -> Option<String> {
+            use $crate::arbitrary::{Arbitrary, Unstructured};
+            if bytes.len() < <$dty as Arbitrary>::size_hint(0).0 {
+                return None;
+            }
+            let u = Unstructured::new(bytes);
+            match <$dty as Arbitrary>::arbitrary_take_rest(u) {
+                Ok(d) => Some(format!("{:?}", d)),
+                Err(_) => None,
             }
         }
 
