@@ -92,6 +92,10 @@ pub struct Cli {
     #[arg(long, value_name = "SECS")]
     pub max_time: Option<f64>,
 
+    /// Also write a ready #[test] that replays the reduced input through the target (put it in the fuzz package's tests/, e.g. fuzz/tests/crash_x.rs).
+    #[arg(long, value_name = "PATH")]
+    pub emit_test: Option<PathBuf>,
+
     /// Only run each file once and print its outcome; no reduction.
     #[arg(long)]
     pub classify: bool,
@@ -236,6 +240,7 @@ impl Cli {
                 verbose: self.verbose,
             },
             output: self.output.clone(),
+            emit_test: self.emit_test.clone(),
             match_mode: self.match_mode,
             strategy: self.strategy,
             timeout,

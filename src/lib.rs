@@ -16,6 +16,7 @@
 pub mod cli;
 pub mod crash_oracle;
 pub mod driver;
+pub mod emit_test;
 pub mod error;
 pub mod exec;
 pub mod exit_code;

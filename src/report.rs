@@ -50,6 +50,8 @@ pub struct Summary {
     /// Did the reduced input reproduce in a fresh driver process?
     pub verified_fresh: bool,
     pub reproduce: String,
+    /// Where `--emit-test` wrote the regression test.
+    pub emitted_test: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -218,6 +220,9 @@ impl Reporter {
             self.warn("the reduced input did not reproduce in a fresh driver process; it may depend on state left by earlier inputs");
         }
         self.status("Wrote", s.output.display().to_string());
+        if let Some(test) = &s.emitted_test {
+            self.status("Wrote", format!("regression test {}", test.display()));
+        }
         eprintln!();
         eprintln!("Reduced input ({} bytes): {}", s.reduced_len, s.preview);
         if let Some(debug) = &s.debug {

@@ -8,6 +8,7 @@
 
 use crate::crash_oracle::{Budget, CrashOracle, StopReason};
 use crate::driver::{self, BuildOptions};
+use crate::emit_test::RegressionTest;
 use crate::error::{Error, Result};
 use crate::exec::{ExecConfig, Executor};
 use crate::oracle::Cached;
@@ -31,6 +32,8 @@ pub struct Options {
     pub fuzz_target: Option<String>,
     pub build: BuildOptions,
     pub output: Option<PathBuf>,
+    /// Also write a regression test here.
+    pub emit_test: Option<PathBuf>,
     pub match_mode: MatchMode,
     /// `None`: choice-sequence shrinking for typed targets, the default byte
     /// pipeline otherwise.
@@ -285,8 +288,24 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         None
     };
     let exec_stats = p.exec.stats();
+    let reproduce = reproduce_line(&p.project, &p.target, &opts.build, &output, opts);
+    if let Some(path) = &opts.emit_test {
+        RegressionTest {
+            artifact,
+            target: &p.target,
+            target_src: &p.project.target(&p.target)?.src_path,
+            fuzz_manifest: &p.project.manifest,
+            signature: signature.to_string(),
+            reproduce: &reproduce,
+            original_len,
+            reduced: &best,
+            debug: debug.as_deref(),
+        }
+        .write(path)?;
+    }
     Ok(Summary {
-        reproduce: reproduce_line(&p.project, &p.target, &opts.build, &output, opts),
+        emitted_test: opts.emit_test.clone(),
+        reproduce,
         target: p.target,
         input: artifact.to_owned(),
         output,

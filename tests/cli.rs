@@ -1099,3 +1099,68 @@ fn sanitizer_degrades_on_stable_and_reduces_on_nightly() {
     );
     assert_eq!(std::fs::read(&artifact).unwrap(), data);
 }
+
+/// `--emit-test` writes a `#[test]` into the fuzz package that replays the
+/// reduced input through the real target (real libfuzzer-sys): it compiles,
+/// and it fails with the original panic while the bug is there.
+#[test]
+fn emitted_regression_test_replays_the_crash() {
+    let test = "emitted_regression_test";
+    let fx = fixture();
+    let _guard = lock_target("typed");
+    let mut rng = Rng::from_name(test);
+    let mut data = typed_ops(&mut rng, 50);
+    for _ in 0..20 {
+        data.extend(typed_op(1, &mut rng));
+    }
+    data.extend(typed_op(0, &mut rng));
+    data.extend(typed_op(3, &mut rng));
+    let artifact = fx.write_artifact("typed", test, &data);
+    let test_file = fx.fuzz_dir().join("tests").join("emitted_regression.rs");
+    let _ = std::fs::remove_file(&test_file);
+
+    let run = reduce(&artifact, &["--emit-test", test_file.to_str().unwrap()]);
+    run.assert_code(0);
+    let finished = run.message("reduce-finished");
+    assert_eq!(finished["emitted_test"], test_file.display().to_string());
+    let source = std::fs::read_to_string(&test_file).unwrap();
+    assert!(
+        source.contains("#[path = \"../fuzz_targets/typed.rs\"]"),
+        "{source}"
+    );
+    assert!(
+        source.contains("Push"),
+        "the Debug form is missing:\n{source}"
+    );
+
+    let target_dir = tmp_root().join("emitted-test-target");
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "test",
+            "--quiet",
+            "--test",
+            "emitted_regression",
+            "--manifest-path",
+        ])
+        .arg(fx.fuzz_dir().join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success(),
+        "the regression test passed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stderr.contains("stack underflow") || stdout.contains("stack underflow"),
+        "the panic message is not shown:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        !stderr.contains("error[E"),
+        "the regression test does not compile:\n{stderr}"
+    );
+    std::fs::remove_file(&test_file).unwrap();
+}

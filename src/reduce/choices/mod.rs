@@ -1,0 +1,337 @@
+//! A Hypothesis-style shrinker for choice sequences: byte strings that a
+//! decoder (`arbitrary::Unstructured`, a generator reading one byte per
+//! decision) turns into a value.
+//!
+//! Deleting arbitrary chunks of such a sequence mostly misaligns every later
+//! draw; the passes here instead edit whole *draws*: they delete a draw
+//! together with the structural byte that announced it, zero a draw, turn a
+//! tag off and delete its payload, lower an integer in the byte order the
+//! decoder reads it, sort equal-shaped draws, lower duplicated values
+//! together and move value between nearby draws. Where a draw starts and
+//! ends comes from [`Oracle::spans`] when the oracle can tell (a typed fuzz
+//! target's driver probes its decoder, see [`probe_spans`]); otherwise every
+//! pass falls back to all offsets and widths 1..=9.
+//!
+//! The order between sequences is *shortlex* (shorter first, then
+//! lexicographically smaller): every candidate offered to the oracle is
+//! shortlex-smaller than the current sequence, so the shrinker terminates
+//! and prefers the values an `arbitrary` decoder reads as simplest (zero
+//! bytes: `0`, `false`, `None`, variant 0, empty collections). Each round
+//! ends with byte-level [`ddmin`](crate::reduce::ddmin()), so the result is
+//! also 1-minimal; rounds repeat until one changes nothing.
+//!
+//! See `/work/shared/notes/reducer-anchors.md` §1 for the Hypothesis passes
+//! these follow and `cargo-fuzz-internals.md` §4 for the `arbitrary` byte
+//! layout they aim at.
+
+mod edit;
+mod passes;
+mod probe;
+#[cfg(test)]
+mod tests;
+
+use super::batch::Batch;
+use crate::oracle::{Oracle, Span, SpanKind};
+use edit::Edit;
+
+pub use probe::probe_spans;
+
+/// Inputs longer than this first go through [`delete_chunks`] (cheap coarse
+/// deletion) before the draw-aware passes.
+///
+/// [`delete_chunks`]: crate::reduce::delete_chunks
+const COARSE_ABOVE: usize = 512;
+
+/// Shrinks the choice sequence `input` (assumed interesting, never tested).
+///
+/// The result is interesting (or the input itself), shortlex-smaller than
+/// or equal to the input, and 1-minimal (no single byte can be deleted) —
+/// unless the oracle became exhausted, in which case the best sequence so
+/// far is returned.
+///
+/// ```
+/// use reduce_crash::reduce::shrink_choices;
+/// // Interesting: some byte is at least 100, and a later byte is odd.
+/// let pred = |c: &[u8]| {
+///     c.iter().position(|&b| b >= 100).is_some_and(|i| c[i + 1..].iter().any(|b| b % 2 == 1))
+/// };
+/// let shrunk = shrink_choices(b"\x07\xc8\x10\x33\x02", &mut |c: &[u8]| pred(c));
+/// assert_eq!(shrunk, [100, 1]);
+/// ```
+pub fn shrink_choices<O>(input: &[u8], oracle: &mut O) -> Vec<u8>
+where
+    O: Oracle<u8> + ?Sized,
+{
+    let mut shrinker = Shrinker::new(input, oracle);
+    shrinker.run();
+    shrinker.current
+}
+
+/// Element types [`Strategy::Choices`](crate::reduce::Strategy::Choices) can
+/// shrink: the choice-sequence passes need byte arithmetic, so only `u8`
+/// implements this (as only `u8` implements
+/// [`Canonical`](crate::reduce::Canonical)).
+pub trait ChoiceElement: Sized {
+    /// [`shrink_choices`] for this element type.
+    fn shrink_choices<O>(input: &[Self], oracle: &mut O) -> Vec<Self>
+    where
+        O: Oracle<Self> + ?Sized;
+}
+
+impl ChoiceElement for u8 {
+    fn shrink_choices<O>(input: &[u8], oracle: &mut O) -> Vec<u8>
+    where
+        O: Oracle<u8> + ?Sized,
+    {
+        shrink_choices(input, oracle)
+    }
+}
+
+/// `a` comes strictly before `b` in shortlex order.
+pub(crate) fn shortlex_lt(a: &[u8], b: &[u8]) -> bool {
+    (a.len(), a) < (b.len(), b)
+}
+
+/// One draw as the passes see it: a span from the oracle, or (without
+/// spans) a single byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unit {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) kind: SpanKind,
+}
+
+impl Unit {
+    pub(crate) fn len(&self) -> usize {
+        self.end - self.start
+    }
+}
+
+/// The draws of the current sequence.
+#[derive(Debug, Clone)]
+pub(crate) struct Units {
+    /// `true` when the units come from [`Oracle::spans`]; `false` when they
+    /// are single bytes (kind [`SpanKind::Leaf`], meaning "unknown").
+    pub(crate) typed: bool,
+    pub(crate) list: Vec<Unit>,
+}
+
+/// The shrinker's state: the current sequence and the oracle.
+pub(crate) struct Shrinker<'o, O: ?Sized> {
+    oracle: &'o mut O,
+    pub(crate) current: Vec<u8>,
+    batch: Batch<u8>,
+    /// Bumped on every accepted candidate.
+    version: u64,
+    /// Units of `current` as of `version`.
+    units: Option<(u64, Units)>,
+    scratch: Vec<u8>,
+}
+
+impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
+    pub(crate) fn new(input: &[u8], oracle: &'o mut O) -> Self {
+        Shrinker {
+            oracle,
+            current: input.to_vec(),
+            batch: Batch::new(),
+            version: 0,
+            units: None,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Passes to a fixpoint, each round closed by `ddmin`.
+    fn run(&mut self) {
+        if self.current.len() > COARSE_ABOVE {
+            let coarse = super::delete_chunks(&self.current, &mut *self.oracle);
+            self.replace(coarse);
+        }
+        loop {
+            let before = self.version;
+            for pass in passes::PASSES {
+                if self.exhausted() || self.current.is_empty() {
+                    return;
+                }
+                (pass.run)(self);
+            }
+            if self.exhausted() {
+                return;
+            }
+            let minimal = super::ddmin(&self.current, &mut *self.oracle);
+            self.replace(minimal);
+            if self.version == before || self.exhausted() {
+                return;
+            }
+        }
+    }
+
+    pub(crate) fn exhausted(&self) -> bool {
+        self.oracle.exhausted()
+    }
+
+    /// Adopts the result of another reducer (interesting and not larger by
+    /// its contract); counts as a change only when it is smaller.
+    fn replace(&mut self, result: Vec<u8>) {
+        if shortlex_lt(&result, &self.current) {
+            self.current = result;
+            self.version += 1;
+        }
+    }
+
+    /// The draws of the current sequence: the oracle's spans, cleaned up
+    /// (sorted, clipped, overlaps dropped, gaps filled with `Unused`), or
+    /// single bytes when it has none. Asked once per accepted change.
+    pub(crate) fn units(&mut self) -> Units {
+        if let Some((version, units)) = &self.units {
+            if *version == self.version {
+                return units.clone();
+            }
+        }
+        let units = match self.oracle.spans(&self.current) {
+            Some(spans) => Units {
+                typed: true,
+                list: clean_spans(spans, self.current.len()),
+            },
+            None => Units {
+                typed: false,
+                list: (0..self.current.len())
+                    .map(|i| Unit {
+                        start: i,
+                        end: i + 1,
+                        kind: SpanKind::Leaf,
+                    })
+                    .collect(),
+            },
+        };
+        self.units = Some((self.version, units.clone()));
+        units
+    }
+
+    /// Whether `edit` turns the current sequence into a shortlex-smaller one.
+    fn improves(&mut self, edit: &Edit) -> bool {
+        edit.apply(&self.current, &mut self.scratch)
+            && shortlex_lt(&self.scratch, &self.current)
+    }
+
+    /// Tests one candidate; `false` without testing when it is not an
+    /// improvement or the oracle is exhausted. Does not adopt it.
+    pub(crate) fn test(&mut self, edit: &Edit) -> bool {
+        if self.exhausted() || !self.improves(edit) {
+            return false;
+        }
+        self.oracle.test(&self.scratch)
+    }
+
+    /// Adopts `edit`, which the oracle has just found interesting.
+    pub(crate) fn accept(&mut self, edit: &Edit) {
+        let mut next = Vec::with_capacity(self.current.len());
+        let valid = edit.apply(&self.current, &mut next);
+        assert!(valid && shortlex_lt(&next, &self.current));
+        self.current = next;
+        self.version += 1;
+    }
+
+    /// Index of the first interesting candidate of `edits`, as if tested in
+    /// order, skipping those that are not improvements (and duplicates);
+    /// batched through [`Oracle::first_interesting`]. Does not adopt it.
+    pub(crate) fn first_success(&mut self, edits: &[Edit]) -> Option<usize> {
+        use std::collections::HashSet;
+        use std::hash::{BuildHasher, RandomState};
+        let hasher = RandomState::new();
+        let mut seen = HashSet::new();
+        let mut kept = Vec::with_capacity(edits.len());
+        for (i, edit) in edits.iter().enumerate() {
+            if self.improves(edit) && seen.insert(hasher.hash_one(&self.scratch)) {
+                kept.push(i);
+            }
+        }
+        if kept.is_empty() || self.exhausted() {
+            return None;
+        }
+        let Shrinker {
+            oracle,
+            current,
+            batch,
+            ..
+        } = self;
+        let found = batch.first_interesting(&mut **oracle, kept.len(), |k, out| {
+            edits[kept[k]].apply(current, out);
+        });
+        found.map(|k| kept[k])
+    }
+
+    /// [`Self::first_success`], adopting the candidate found.
+    pub(crate) fn try_edits(&mut self, edits: &[Edit]) -> Option<usize> {
+        let found = self.first_success(edits)?;
+        self.accept(&edits[found]);
+        Some(found)
+    }
+
+    /// The largest `n` in `1..=max` with `f(n)`, given that `f(1)` holds,
+    /// assuming `f` is monotone: `f(2), f(4), …` until one fails, then a
+    /// binary search; `k` successes cost `O(log k)` calls (Hypothesis's
+    /// `find_integer`).
+    pub(crate) fn find_integer(
+        &mut self,
+        max: usize,
+        mut f: impl FnMut(&mut Self, usize) -> bool,
+    ) -> usize {
+        let mut good = 1;
+        let mut bad = loop {
+            let probe = good.saturating_mul(2).min(max);
+            if probe <= good {
+                return good;
+            }
+            if !f(self, probe) {
+                break probe;
+            }
+            good = probe;
+        };
+        while good + 1 < bad {
+            let middle = good + (bad - good) / 2;
+            if f(self, middle) {
+                good = middle;
+            } else {
+                bad = middle;
+            }
+        }
+        good
+    }
+}
+
+/// Sorted, non-overlapping, non-empty units covering `0..len`: spans out of
+/// range are clipped, a span overlapping an earlier one loses the overlap,
+/// gaps become `Unused` units.
+fn clean_spans(mut spans: Vec<Span>, len: usize) -> Vec<Unit> {
+    spans.sort_by_key(|s| (s.start, s.end));
+    let mut units = Vec::with_capacity(spans.len() + 1);
+    let mut at = 0;
+    for span in spans {
+        let start = span.start.max(at);
+        let end = span.end.min(len);
+        if start >= end {
+            continue;
+        }
+        if start > at {
+            units.push(Unit {
+                start: at,
+                end: start,
+                kind: SpanKind::Unused,
+            });
+        }
+        units.push(Unit {
+            start,
+            end,
+            kind: span.kind,
+        });
+        at = end;
+    }
+    if at < len {
+        units.push(Unit {
+            start: at,
+            end: len,
+            kind: SpanKind::Unused,
+        });
+    }
+    units
+}
