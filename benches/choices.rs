@@ -1,1 +1,446 @@
-fn main() {}
+//! Choice-sequence shrinking (`--strategy choices`) vs delta debugging only
+//! (`--strategy ddmin`) on the typed targets of the `buggy` fixture.
+//!
+//! Every typed target gets two noisy artifacts: seeded random byte blobs
+//! (200–2000 bytes) that crash with the target's bug, the very ones
+//! `tests/typed.rs` reduces (same generator, same seeds: keep them in sync).
+//! Each artifact is reduced once per strategy; the table (Markdown, on
+//! stdout) shows the output's size in bytes, the length of its `Debug` form
+//! (the `debug` field of `reduce-finished`, whitespace removed), the tests
+//! executed and the wall time, plus whether each output still crashes with
+//! the original's signature (one `--classify` per artifact). A summary
+//! follows: whether `choices` is never worse than `ddmin` on either size,
+//! and the median `Debug`-length ratio ddmin/choices (the bar is 2×).
+//!
+//! The fixture is copied to `target/bench-fixtures/buggy-choices` and the
+//! drivers are built in `target/bench-choices-driver` (cached between runs);
+//! one warm-up `--classify` per target builds its driver before anything is
+//! timed. Progress goes to stderr.
+//!
+//! Run with `cargo bench --bench choices`.
+
+mod common;
+
+use serde_json::Value;
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// Our binary, built by cargo for this bench.
+const BIN: &str = env!("CARGO_BIN_EXE_cargo-reduce-crash");
+
+/// Upper bound per run (the first one of a target includes a driver build).
+const RUN_LIMIT: Duration = Duration::from_secs(600);
+
+/// The strategies compared: the baseline first.
+const BASELINE: &str = "ddmin";
+const CHOICES: &str = "choices";
+
+/// (target, seeds of [`blob`], the minimal value's `Debug` form).
+const TARGETS: &[(&str, [u64; 2], &str)] = &[
+    ("typed", [77, 99], "[Push(0), Add]"),
+    (
+        "typed_nested",
+        [116, 223],
+        "Request { method: Delete, auth: Some(Token(4096)), retries: None }",
+    ),
+    (
+        "typed_fields",
+        [134, 881],
+        r#"Record { name: ":", note: "", payload: [0, 0, 0], flags: 0 }"#,
+    ),
+    ("typed_threshold", [0, 1], "(1000, 301)"),
+    ("typed_ops", [783, 1120], "[Deposit(2), Withdraw(1), Audit]"),
+];
+
+/// splitmix64 seeded by FNV-1a of a name: the generator of
+/// `tests/common/mod.rs` (`Rng::from_name`, `below`, `byte`).
+struct Rng(u64);
+
+impl Rng {
+    fn from_name(name: &str) -> Rng {
+        Rng(name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        }))
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
+/// The artifact of `seed`: as `blob` in `tests/typed.rs`.
+fn blob(target: &str, seed: u64) -> Vec<u8> {
+    let mut rng = Rng::from_name(&format!("typed-blob:{target}:{seed}"));
+    let len = 200 + rng.below(1801);
+    (0..len).map(|_| rng.next_u64() as u8).collect()
+}
+
+/// Length of a `Debug` form without whitespace.
+fn debug_len(debug: &str) -> usize {
+    debug.chars().filter(|c| !c.is_whitespace()).count()
+}
+
+struct Finished {
+    status: Option<ExitStatus>,
+    secs: f64,
+    stdout: String,
+    stderr: String,
+}
+
+impl Finished {
+    fn ok(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+    }
+
+    fn describe(&self) -> String {
+        let status = match self.status {
+            None => format!("killed after {}s", RUN_LIMIT.as_secs()),
+            Some(s) => format!("{s}"),
+        };
+        format!(
+            "{status} after {:.1}s\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.secs, self.stdout, self.stderr
+        )
+    }
+
+    fn messages(&self, reason: &str) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["reason"] == reason)
+            .collect()
+    }
+}
+
+/// Runs the binary with `--target-dir <driver dir>` and `args`, output to
+/// scratch files, in its own process group (killed after [`RUN_LIMIT`]).
+fn run(args: &[&str], driver_dir: &Path, scratch: &Path) -> Finished {
+    let out_path = scratch.join("last.stdout");
+    let err_path = scratch.join("last.stderr");
+    let mut cmd = Command::new(BIN);
+    cmd.arg("--target-dir")
+        .arg(driver_dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(fs::File::create(&out_path).expect("scratch file"))
+        .stderr(fs::File::create(&err_path).expect("scratch file"))
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .env("NO_COLOR", "1")
+        .process_group(0);
+    let start = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break Some(s);
+        }
+        if start.elapsed() > RUN_LIMIT {
+            // SAFETY: plain kill(2) of the process group we created.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Finished {
+        status,
+        secs: start.elapsed().as_secs_f64(),
+        stdout: fs::read_to_string(&out_path).unwrap_or_default(),
+        stderr: fs::read_to_string(&err_path).unwrap_or_default(),
+    }
+}
+
+/// `(kind, location)` of each file, in one `--classify` invocation.
+fn classify(
+    target: &str,
+    files: &[&Path],
+    fuzz_dir: &Path,
+    driver_dir: &Path,
+    scratch: &Path,
+) -> Vec<Option<(String, String)>> {
+    let fuzz_dir = fuzz_dir.display().to_string();
+    let mut args = vec![
+        "--classify",
+        "--message-format",
+        "json",
+        "--fuzz-target",
+        target,
+        "--fuzz-dir",
+        &fuzz_dir,
+    ];
+    let paths: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    args.extend(paths.iter().map(String::as_str));
+    let done = run(&args, driver_dir, scratch);
+    let classified = done.messages("classified");
+    if !done.ok() || classified.len() != files.len() {
+        eprintln!("error: --classify of {target} failed: {}", done.describe());
+        std::process::exit(1);
+    }
+    classified
+        .iter()
+        .map(|v| {
+            let sig = &v["signature"];
+            (!sig.is_null()).then(|| {
+                (
+                    sig["kind"].as_str().unwrap_or("?").to_owned(),
+                    sig["location"].as_str().unwrap_or("-").to_owned(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// One strategy's result on one artifact.
+struct Reduced {
+    bytes: usize,
+    debug: String,
+    tests: u64,
+    secs: f64,
+    strategy: String,
+    same_crash: bool,
+}
+
+/// Reduces `artifact` with `strategy` into `output`; `None` if the run failed
+/// (printed to stderr).
+fn reduce(
+    strategy: &str,
+    artifact: &Path,
+    output: &Path,
+    driver_dir: &Path,
+    scratch: &Path,
+) -> Option<Reduced> {
+    let _ = fs::remove_file(output);
+    let (a, o) = (artifact.display().to_string(), output.display().to_string());
+    let args = [
+        "--message-format",
+        "json",
+        "--strategy",
+        strategy,
+        "-o",
+        &o,
+        &a,
+    ];
+    let done = run(&args, driver_dir, scratch);
+    let finished = done.messages("reduce-finished");
+    if !done.ok() || finished.len() != 1 {
+        eprintln!(
+            "error: `cargo-reduce-crash {}` failed: {}",
+            args.join(" "),
+            done.describe()
+        );
+        return None;
+    }
+    let v = &finished[0];
+    Some(Reduced {
+        bytes: v["reduced_len"].as_u64().unwrap_or(0) as usize,
+        debug: v["debug"].as_str().unwrap_or("").to_owned(),
+        tests: v["tests_executed"].as_u64().unwrap_or(0),
+        secs: done.secs,
+        strategy: v["strategy"].as_str().unwrap_or("?").to_owned(),
+        same_crash: false,
+    })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn cell(r: &Option<Reduced>, f: impl Fn(&Reduced) -> String) -> String {
+    r.as_ref().map_or("failed".into(), f)
+}
+
+fn compact(debug: &str) -> String {
+    let s: String = debug.chars().filter(|c| !c.is_whitespace()).collect();
+    s.replace(",)", ")")
+        .replace(",]", "]")
+        .replace(",}", "}")
+        .replace('|', "\\|")
+}
+
+struct Row {
+    target: &'static str,
+    seed: u64,
+    original: usize,
+    base: Option<Reduced>,
+    choices: Option<Reduced>,
+    expected: &'static str,
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fixture = common::stable_copy("tests/fixtures/buggy", "buggy-choices");
+    let fuzz_dir = fixture.join("fuzz");
+    let driver_dir = root.join("target/bench-choices-driver");
+    let scratch = root.join("target/bench-choices-scratch");
+    fs::create_dir_all(&scratch).expect("scratch dir");
+
+    let help = run(&["--help"], &driver_dir, &scratch);
+    let has_choices = help.stdout.contains(CHOICES);
+    if !has_choices {
+        eprintln!("note: `--strategy {CHOICES}` is not available yet (not in --help): ddmin only");
+    }
+
+    let mut rows: Vec<Row> = Vec::new();
+    for &(target, seeds, expected) in TARGETS {
+        let dir = fuzz_dir.join("artifacts").join(target);
+        fs::create_dir_all(&dir).expect("artifact dir");
+        let artifacts: Vec<(u64, PathBuf, usize)> = seeds
+            .iter()
+            .map(|&seed| {
+                let data = blob(target, seed);
+                let path = dir.join(format!("crash-choices-seed-{seed}"));
+                fs::write(&path, &data).expect("write artifact");
+                (seed, path, data.len())
+            })
+            .collect();
+
+        // Warm-up (builds the driver) and the originals' signatures.
+        eprintln!("{target}: warm-up --classify");
+        let files: Vec<&Path> = artifacts.iter().map(|(_, p, _)| p.as_path()).collect();
+        let originals = classify(target, &files, &fuzz_dir, &driver_dir, &scratch);
+
+        for ((seed, artifact, original), sig) in artifacts.iter().zip(&originals) {
+            if sig.is_none() {
+                eprintln!("error: {target} seed {seed} does not crash");
+                std::process::exit(1);
+            }
+            let out = |s: &str| artifact.with_file_name(format!("choices-seed-{seed}.{s}"));
+            eprintln!("{target} seed {seed}: {BASELINE}");
+            let mut base = reduce(BASELINE, artifact, &out(BASELINE), &driver_dir, &scratch);
+            let mut choices = if has_choices {
+                eprintln!("{target} seed {seed}: {CHOICES}");
+                reduce(CHOICES, artifact, &out(CHOICES), &driver_dir, &scratch)
+            } else {
+                None
+            };
+            // Both outputs still crash the original way?
+            let outputs: Vec<PathBuf> = [(BASELINE, &base), (CHOICES, &choices)]
+                .iter()
+                .filter(|(_, r)| r.is_some())
+                .map(|(s, _)| out(s))
+                .collect();
+            let refs: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
+            let got = classify(target, &refs, &fuzz_dir, &driver_dir, &scratch);
+            let mut got = got.into_iter();
+            for r in [&mut base, &mut choices].into_iter().flatten() {
+                r.same_crash = got.next().flatten().as_ref() == sig.as_ref();
+            }
+            rows.push(Row {
+                target,
+                seed: *seed,
+                original: *original,
+                base,
+                choices,
+                expected,
+            });
+        }
+    }
+
+    println!(
+        "| target | seed | input bytes | ddmin bytes | choices bytes | ddmin Debug len | choices Debug len \
+         | ddmin tests | choices tests | ddmin time | choices time | same crash (ddmin/choices) \
+         | choices Debug | minimal? |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let mut never_worse = true;
+    let mut ratios = Vec::new();
+    let mut minimal = 0;
+    for r in &rows {
+        let (b, c) = (&r.base, &r.choices);
+        match (b, c) {
+            (Some(b), Some(c)) => {
+                if c.bytes > b.bytes || debug_len(&c.debug) > debug_len(&b.debug) {
+                    never_worse = false;
+                }
+                ratios.push(debug_len(&b.debug) as f64 / debug_len(&c.debug).max(1) as f64);
+            }
+            _ => never_worse = false,
+        }
+        let is_min = c
+            .as_ref()
+            .is_some_and(|c| compact(&c.debug) == compact(r.expected));
+        minimal += usize::from(is_min);
+        let same =
+            |x: &Option<Reduced>| cell(x, |x| if x.same_crash { "yes" } else { "**no**" }.into());
+        println!(
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | `{}` | {} |",
+            r.target,
+            r.seed,
+            r.original,
+            cell(b, |x| x.bytes.to_string()),
+            cell(c, |x| x.bytes.to_string()),
+            cell(b, |x| debug_len(&x.debug).to_string()),
+            cell(c, |x| debug_len(&x.debug).to_string()),
+            cell(b, |x| x.tests.to_string()),
+            cell(c, |x| x.tests.to_string()),
+            cell(b, |x| format!("{:.2} s", x.secs)),
+            cell(c, |x| format!("{:.2} s", x.secs)),
+            same(b),
+            same(c),
+            cell(c, |x| compact(&x.debug)),
+            if is_min { "yes" } else { "no" },
+        );
+    }
+    println!();
+    println!("ddmin Debug forms:");
+    println!();
+    for r in &rows {
+        println!(
+            "- `{}` seed {}: `{}`{}",
+            r.target,
+            r.seed,
+            cell(&r.base, |x| compact(&x.debug)),
+            cell(&r.base, |x| if x.strategy == BASELINE {
+                String::new()
+            } else {
+                format!(" (reported strategy `{}`)", x.strategy)
+            })
+        );
+    }
+    println!();
+    let median_ratio = median(ratios);
+    println!(
+        "choices never worse than ddmin on either size: {}",
+        if has_choices && never_worse {
+            "yes"
+        } else {
+            "no"
+        }
+    );
+    println!(
+        "median Debug length ratio ddmin/choices: {} (bar: >= 2x: {})",
+        if median_ratio.is_nan() {
+            "n/a".into()
+        } else {
+            format!("{median_ratio:.2}x")
+        },
+        if median_ratio >= 2.0 {
+            "met"
+        } else {
+            "not met"
+        }
+    );
+    println!(
+        "choices reached the expected minimal value: {minimal} of {}",
+        rows.len()
+    );
+}

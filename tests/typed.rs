@@ -1,0 +1,313 @@
+//! Typed (`fuzz_target!(|x: T| ...)`) targets of the `buggy` fixture: reduce
+//! a noisy crashing artifact with the default strategy and compare the
+//! reduced value's `Debug` form with the minimal value a Hypothesis-quality
+//! choice-sequence shrinker reaches (smallest values, fewest elements, first
+//! variants). The expected values and why they are minimal are in
+//! `tests/fixtures/buggy/README.md` (the `typed*` rows).
+//!
+//! Artifacts are seeded random byte blobs (200–2000 bytes): typed bugs are
+//! usually hit by random bytes. The seeds below were found by the bounded
+//! search `find_typed_seeds` (ignored; run it with
+//! `cargo test --test typed -- --ignored --nocapture find_typed_seeds` if the
+//! fixture's types change) and are fixed here.
+//!
+//! `benches/choices.rs` regenerates the same artifacts (same generator, same
+//! seeds): keep the two in sync.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+/// One typed target and what reducing it must give.
+struct Case {
+    target: &'static str,
+    /// The crash's panic message (`kind` is always `panic`).
+    message: &'static str,
+    /// `src/lib.rs:LINE:COL` of the panic.
+    location: &'static str,
+    /// The minimal value's `Debug` form (compared whitespace-insensitively,
+    /// ignoring the trailing commas of `{:#?}`).
+    expected: &'static str,
+    /// Seeds of [`blob`] that crash with this target's bug.
+    seeds: [u64; 2],
+}
+
+const CASES: &[Case] = &[
+    Case {
+        target: "typed",
+        message: "stack underflow",
+        location: "src/lib.rs:282:34",
+        expected: "[Push(0), Add]",
+        seeds: [SEED_TYPED_0, SEED_TYPED_1],
+    },
+    Case {
+        target: "typed_nested",
+        message: "delete with a revoked token",
+        location: "src/lib.rs:371:32",
+        expected: "Request { method: Delete, auth: Some(Token(4096)), retries: None }",
+        seeds: [SEED_NESTED_0, SEED_NESTED_1],
+    },
+    Case {
+        target: "typed_fields",
+        message: "namespaced record with a header",
+        location: "src/lib.rs:390:13",
+        expected: r#"Record { name: ":", note: "", payload: [0, 0, 0], flags: 0 }"#,
+        seeds: [SEED_FIELDS_0, SEED_FIELDS_1],
+    },
+    Case {
+        target: "typed_threshold",
+        message: "burst over budget past the soft limit",
+        location: "src/lib.rs:409:10",
+        expected: "(1000, 301)",
+        seeds: [SEED_THRESHOLD_0, SEED_THRESHOLD_1],
+    },
+    Case {
+        target: "typed_ops",
+        message: "audit fee exceeds the balance",
+        location: "src/lib.rs:455:14",
+        expected: "[Deposit(2), Withdraw(1), Audit]",
+        seeds: [SEED_OPS_0, SEED_OPS_1],
+    },
+];
+
+// Found by `find_typed_seeds` (the first two crashing seeds from 0 up).
+const SEED_TYPED_0: u64 = 77;
+const SEED_TYPED_1: u64 = 99;
+const SEED_NESTED_0: u64 = 116;
+const SEED_NESTED_1: u64 = 223;
+const SEED_FIELDS_0: u64 = 134;
+const SEED_FIELDS_1: u64 = 881;
+const SEED_THRESHOLD_0: u64 = 0;
+const SEED_THRESHOLD_1: u64 = 1;
+const SEED_OPS_0: u64 = 783;
+const SEED_OPS_1: u64 = 1120;
+
+/// Upper bound of the seed search (per target).
+const SEARCH_LIMIT: u64 = 20_000;
+
+/// A seeded random blob of 200–2000 bytes (the same in `benches/choices.rs`).
+fn blob(target: &str, seed: u64) -> Vec<u8> {
+    let mut rng = Rng::from_name(&format!("typed-blob:{target}:{seed}"));
+    let len = 200 + rng.below(1801);
+    (0..len).map(|_| rng.byte()).collect()
+}
+
+/// `debug` without whitespace outside string literals and without the
+/// trailing commas `{:#?}` puts before `)`, `]` and `}`.
+fn normalize(debug: &str) -> String {
+    let mut out = String::new();
+    let mut in_str = false;
+    let mut escaped = false;
+    for c in debug.chars() {
+        if in_str {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_str = true;
+                out.push(c);
+            }
+            c if c.is_whitespace() => {}
+            ')' | ']' | '}' => {
+                if out.ends_with(',') {
+                    out.pop();
+                }
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn case(target: &str) -> &'static Case {
+    CASES
+        .iter()
+        .find(|c| c.target == target)
+        .unwrap_or_else(|| panic!("no case for {target}"))
+}
+
+/// The signature is this case's bug (kind, message, location suffix).
+fn is_bug(case: &Case, sig: &Value) -> bool {
+    sig["kind"] == "panic"
+        && sig["message"] == case.message
+        && sig["location"]
+            .as_str()
+            .is_some_and(|l| l.ends_with(case.location))
+}
+
+/// Reduces the blob of `seed` with the default strategy and checks the result.
+/// Returns a description of what went wrong, or `None`.
+fn reduce_seed(case: &Case, seed: u64) -> Option<String> {
+    let fx = fixture();
+    let data = blob(case.target, seed);
+    let name = format!("typed-seed-{seed}");
+    let artifact = fx.write_artifact(case.target, &name, &data);
+    let output = reduced_path(&artifact);
+
+    let original = classify_one(&artifact, None, &[]);
+    assert!(
+        is_bug(case, &original["signature"]),
+        "seed {seed} of {} does not crash with its bug (`{}` at {}): {original}\n\
+         (re-run find_typed_seeds if the fixture changed)",
+        case.target,
+        case.message,
+        case.location
+    );
+    let id = identity(&original).unwrap();
+
+    let run = reduce(&artifact, &[]);
+    run.assert_code(0);
+    let v = run.message("reduce-finished");
+    check_finished(&v, case.target, &artifact, &output, data.len());
+    assert_eq!(v["typed"], true, "{v}");
+    assert_eq!(sig_identity(&v["signature"]), id, "{v}");
+    assert_eq!(
+        std::fs::read(&artifact).unwrap(),
+        data,
+        "the original artifact was modified"
+    );
+    let got = classify_one(&output, None, &[]);
+    assert_eq!(
+        identity(&got),
+        Some(id),
+        "the reduced input does not crash the same way: {got}"
+    );
+
+    let debug = v["debug"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no debug form: {v}"));
+    let reduced = std::fs::read(&output).unwrap();
+    eprintln!(
+        "{} seed {seed}: {} -> {} bytes, {} tests, strategy {}, debug {}",
+        case.target,
+        data.len(),
+        reduced.len(),
+        v["tests_executed"],
+        v["strategy"],
+        normalize(debug)
+    );
+    if normalize(debug) != normalize(case.expected) {
+        return Some(format!(
+            "{} seed {seed}: reduced to {} bytes {:02x?} with strategy {}\n  debug:    {}\n  expected: {}",
+            case.target,
+            reduced.len(),
+            reduced,
+            v["strategy"],
+            normalize(debug),
+            normalize(case.expected)
+        ));
+    }
+    None
+}
+
+/// Reduces both seeds of `target`; fails listing every mismatch.
+fn check_target(target: &str) {
+    let case = case(target);
+    let _guard = lock_target(target);
+    let failures: Vec<String> = case
+        .seeds
+        .iter()
+        .filter_map(|&seed| reduce_seed(case, seed))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "the reduced value is not the minimal one:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn typed_reduces_to_minimal_value() {
+    check_target("typed");
+}
+
+#[test]
+fn typed_nested_reduces_to_minimal_value() {
+    check_target("typed_nested");
+}
+
+#[test]
+fn typed_fields_reduces_to_minimal_value() {
+    check_target("typed_fields");
+}
+
+#[test]
+fn typed_threshold_reduces_to_minimal_value() {
+    check_target("typed_threshold");
+}
+
+#[test]
+fn typed_ops_reduces_to_minimal_value() {
+    check_target("typed_ops");
+}
+
+#[test]
+fn normalize_ignores_layout_only() {
+    assert_eq!(
+        normalize("Record {\n    name: \": x\",\n    payload: [\n        0,\n    ],\n}"),
+        "Record{name:\": x\",payload:[0]}"
+    );
+    assert_eq!(
+        normalize("(\n    1000,\n    301,\n)"),
+        normalize("(1000, 301)")
+    );
+    assert_eq!(normalize(r#""a\" ,)""#), r#""a\" ,)""#);
+    assert_ne!(normalize("[Push(0), Add]"), normalize("[Push(7), Add]"));
+}
+
+/// Finds the first two seeds (from 0, below [`SEARCH_LIMIT`]) whose blob
+/// crashes each target with its bug; prints them for the constants above.
+#[test]
+#[ignore = "search for the seeds; run by hand when the fixture's types change"]
+fn find_typed_seeds() {
+    const BATCH: u64 = 500;
+    let dir = tmp_root().join("typed-seed-search");
+    for case in CASES {
+        let mut found = Vec::new();
+        let mut start = 0;
+        while found.len() < 2 && start < SEARCH_LIMIT {
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            let seeds: Vec<u64> = (start..(start + BATCH).min(SEARCH_LIMIT)).collect();
+            let files: Vec<_> = seeds
+                .iter()
+                .map(|&s| {
+                    let p = dir.join(format!("{}-{s}", case.target));
+                    std::fs::write(&p, blob(case.target, s)).unwrap();
+                    p
+                })
+                .collect();
+            let classified = classify(&files, Some(case.target), &[]);
+            let crashing = seeds
+                .iter()
+                .zip(&classified)
+                .filter(|(_, v)| !v["signature"].is_null())
+                .count();
+            for (&seed, v) in seeds.iter().zip(&classified) {
+                if is_bug(case, &v["signature"]) && found.len() < 2 {
+                    found.push(seed);
+                } else if !v["signature"].is_null() && !is_bug(case, &v["signature"]) {
+                    panic!("{} seed {seed}: another crash: {v}", case.target);
+                }
+            }
+            eprintln!(
+                "{}: seeds {start}..{}: {crashing} crash",
+                case.target,
+                start + seeds.len() as u64
+            );
+            start += BATCH;
+        }
+        println!("{}: {found:?}", case.target);
+        assert_eq!(found.len(), 2, "{}: fewer than 2 seeds", case.target);
+    }
+}
