@@ -83,8 +83,6 @@ const SEED_THRESHOLD_1: u64 = 1;
 const SEED_OPS_0: u64 = 783;
 const SEED_OPS_1: u64 = 1120;
 
-/// Upper bound of the seed search (per target).
-
 /// A seeded random blob of 200–2000 bytes (the same in `benches/choices.rs`).
 fn blob(target: &str, seed: u64) -> Vec<u8> {
     let mut rng = Rng::from_name(&format!("typed-blob:{target}:{seed}"));

@@ -16,6 +16,7 @@
 //! [`Oracle::exhausted`] is true.
 
 mod batch;
+pub mod choices;
 pub mod chunks;
 pub mod ddmin;
 pub mod seeds;
@@ -28,6 +29,7 @@ use std::str::FromStr;
 
 use crate::oracle::Oracle;
 
+pub use choices::{probe_spans, shrink_choices, ChoiceElement};
 pub use chunks::{delete_chunks, delete_windows};
 pub use ddmin::ddmin;
 pub use seeds::{fuzzingbook_dd, seed_ddmin, seed_ddrmin};
@@ -86,17 +88,21 @@ pub enum Strategy {
     SeedDdrmin,
     /// The Fuzzing Book's `DeltaDebuggingReducer` ([`fuzzingbook_dd`]).
     FuzzingBookDd,
+    /// Hypothesis-style choice-sequence shrinking ([`shrink_choices`]), for
+    /// typed (`arbitrary`) targets.
+    Choices,
 }
 
 impl Strategy {
     /// Every strategy, in the order the CLI lists them.
-    pub const ALL: [Strategy; 6] = [
+    pub const ALL: [Strategy; 7] = [
         Strategy::Default,
         Strategy::Ddmin,
         Strategy::Chunks,
         Strategy::SeedDdmin,
         Strategy::SeedDdrmin,
         Strategy::FuzzingBookDd,
+        Strategy::Choices,
     ];
 
     /// The name accepted by [`FromStr`] and printed by [`fmt::Display`].
@@ -108,13 +114,14 @@ impl Strategy {
             Strategy::SeedDdmin => "seed-ddmin",
             Strategy::SeedDdrmin => "ddrmin",
             Strategy::FuzzingBookDd => "fuzzingbook-dd",
+            Strategy::Choices => "choices",
         }
     }
 
     /// Runs the strategy on `input`, which is assumed interesting.
     pub fn run<E, O>(&self, input: &[E], oracle: &mut O) -> Vec<E>
     where
-        E: Canonical,
+        E: Canonical + ChoiceElement,
         O: Oracle<E> + ?Sized,
     {
         match self {
@@ -124,6 +131,7 @@ impl Strategy {
             Strategy::SeedDdmin => seed_ddmin(input, oracle),
             Strategy::SeedDdrmin => seed_ddrmin(input, oracle),
             Strategy::FuzzingBookDd => fuzzingbook_dd(input, oracle),
+            Strategy::Choices => E::shrink_choices(input, oracle),
         }
     }
 }

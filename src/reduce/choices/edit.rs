@@ -77,6 +77,11 @@ impl Edit {
         self
     }
 
+    /// The tail adjustment.
+    pub(crate) fn tail(&self) -> Tail {
+        self.tail
+    }
+
     /// Bytes deleted.
     fn deleted(&self) -> usize {
         self.delete.map_or(0, |(lo, hi)| hi - lo)

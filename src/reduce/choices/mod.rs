@@ -148,7 +148,7 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
         }
         loop {
             let before = self.version;
-            for pass in passes::PASSES {
+            for pass in passes::passes::<O>() {
                 if self.exhausted() || self.current.is_empty() {
                     return;
                 }
@@ -276,7 +276,7 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
         max: usize,
         mut f: impl FnMut(&mut Self, usize) -> bool,
     ) -> usize {
-        let mut good = 1;
+        let mut good: usize = 1;
         let mut bad = loop {
             let probe = good.saturating_mul(2).min(max);
             if probe <= good {
