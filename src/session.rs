@@ -252,9 +252,12 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         let result = strategy.run(&data, &mut cached);
         let stats = cached.stats();
         let mut oracle = cached.into_inner();
-        // The reducer's answer and the oracle's best agree unless the run was
-        // cut short; the oracle's best is what is on disk.
-        let best = if crate::crash_oracle::shortlex_less(&result, oracle.best()) {
+        // A finished reducer's answer is the result (the choice shrinker
+        // orders candidates by value, not by bytes, so it may differ from the
+        // oracle's byte-wise best). A run cut short keeps whichever is smaller.
+        let best = if oracle.stop_reason().is_none()
+            || crate::crash_oracle::shortlex_less(&result, oracle.best())
+        {
             result
         } else {
             oracle.best().to_vec()

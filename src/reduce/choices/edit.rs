@@ -143,7 +143,10 @@ impl Edit {
         let n = out.len();
         match self.tail {
             Tail::Keep => true,
-            Tail::One => match out.last().and_then(|&b| b.checked_sub(u8::try_from(k).ok()?)) {
+            Tail::One => match out
+                .last()
+                .and_then(|&b| b.checked_sub(u8::try_from(k).ok()?))
+            {
                 Some(lowered) if k > 0 => {
                     out[n - 1] = lowered;
                     true
@@ -190,7 +193,10 @@ mod tests {
         let current = [b'a', b'b', b'c', b'd', b'e', 5];
         let edits = Edit::delete(1, 3).with_tails(&current);
         assert_eq!(edits.len(), 2, "no 2-byte variant below 257 bytes");
-        assert_eq!(applied(&edits[1], &current), Some(vec![b'a', b'd', b'e', 3]));
+        assert_eq!(
+            applied(&edits[1], &current),
+            Some(vec![b'a', b'd', b'e', 3])
+        );
         // The last byte too small, or deleted: no variant.
         assert_eq!(Edit::delete(0, 3).with_tails(&[1, 1, 1, 2]).len(), 1);
         assert_eq!(Edit::delete(2, 4).with_tails(&[1, 1, 9, 9]).len(), 1);

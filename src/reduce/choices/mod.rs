@@ -12,13 +12,22 @@
 //! target's driver probes its decoder, see [`probe_spans`]); otherwise every
 //! pass falls back to all offsets and widths 1..=9.
 //!
-//! The order between sequences is *shortlex* (shorter first, then
-//! lexicographically smaller): every candidate offered to the oracle is
-//! shortlex-smaller than the current sequence, so the shrinker terminates
-//! and prefers the values an `arbitrary` decoder reads as simplest (zero
-//! bytes: `0`, `false`, `None`, variant 0, empty collections). Each round
-//! ends with byte-level [`ddmin`](crate::reduce::ddmin()), so the result is
-//! also 1-minimal; rounds repeat until one changes nothing.
+//! **Order.** Every candidate offered to the oracle comes strictly before
+//! the current sequence: it is shorter, or as long and lexicographically
+//! smaller *draw by draw*. Without spans a draw is a byte, so this is plain
+//! shortlex order over bytes. With spans it is Hypothesis's sort key
+//! (shortlex over choice values): a leaf span of width 2, 4 or 8 is an
+//! integer `arbitrary` reads little-endian and compares by its value, so
+//! `(1000, 301)` = `e8 03 00 00 2d 01` comes before `(16777216, 512)` =
+//! `00 00 00 01 00 02` although its bytes are larger.
+//! Since spans are those of the current sequence, a sequence that was
+//! current once is never accepted again, which keeps the search finite.
+//! Either way the shrinker prefers the values an `arbitrary` decoder reads
+//! as simplest (zero bytes: `0`, `false`, `None`, variant 0, empty
+//! collections).
+//!
+//! Each round ends with byte-level [`ddmin`](crate::reduce::ddmin()), so
+//! the result is also 1-minimal; rounds repeat until one changes nothing.
 //!
 //! See `/work/shared/notes/reducer-anchors.md` §1 for the Hypothesis passes
 //! these follow and `cargo-fuzz-internals.md` §4 for the `arbitrary` byte
@@ -33,6 +42,10 @@ mod tests;
 use super::batch::Batch;
 use crate::oracle::{Oracle, Span, SpanKind};
 use edit::Edit;
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::hash::{BuildHasher, RandomState};
+use std::rc::Rc;
 
 pub use probe::probe_spans;
 
@@ -44,10 +57,13 @@ const COARSE_ABOVE: usize = 512;
 
 /// Shrinks the choice sequence `input` (assumed interesting, never tested).
 ///
-/// The result is interesting (or the input itself), shortlex-smaller than
-/// or equal to the input, and 1-minimal (no single byte can be deleted) —
-/// unless the oracle became exhausted, in which case the best sequence so
-/// far is returned.
+/// The result is interesting (or the input itself), never longer than the
+/// input, and 1-minimal (no single byte can be deleted) — unless the oracle
+/// became exhausted, in which case the best sequence so far is returned.
+/// When the oracle has no spans every accepted step is shortlex-smaller in
+/// bytes, so the result is shortlex-smaller than or equal to the input;
+/// with spans, steps of equal length are smaller in the draw order
+/// (integers by value, see the module docs), which may mean larger bytes.
 ///
 /// ```
 /// use reduce_crash::reduce::shrink_choices;
@@ -116,6 +132,38 @@ pub(crate) struct Units {
     pub(crate) list: Vec<Unit>,
 }
 
+impl Units {
+    /// Whether `unit` holds a plain integer (`arbitrary` reads it
+    /// little-endian): a leaf span of width 2, 4 or 8.
+    pub(crate) fn is_int(&self, unit: &Unit) -> bool {
+        self.typed && unit.kind == SpanKind::Leaf && matches!(unit.len(), 2 | 4 | 8)
+    }
+
+    /// The *draw order* of two sequences of equal length with these units:
+    /// lexicographic over the units, where an integer unit ([`Self::is_int`])
+    /// compares by its little-endian value and everything else bytewise.
+    /// Without spans this is plain lexicographic order.
+    pub(crate) fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        debug_assert_eq!(a.len(), b.len());
+        let Some(first) = a.iter().zip(b).position(|(x, y)| x != y) else {
+            return Ordering::Equal;
+        };
+        if self.typed {
+            let k = self.list.partition_point(|u| u.end <= first);
+            if let Some(unit) = self
+                .list
+                .get(k)
+                .filter(|u| self.is_int(u) && u.start <= first)
+            {
+                // Bytes before `first` are equal, so this unit decides.
+                let (x, y) = (&a[unit.start..unit.end], &b[unit.start..unit.end]);
+                return x.iter().rev().cmp(y.iter().rev());
+            }
+        }
+        a[first].cmp(&b[first])
+    }
+}
+
 /// The shrinker's state: the current sequence and the oracle.
 pub(crate) struct Shrinker<'o, O: ?Sized> {
     oracle: &'o mut O,
@@ -124,18 +172,26 @@ pub(crate) struct Shrinker<'o, O: ?Sized> {
     /// Bumped on every accepted candidate.
     version: u64,
     /// Units of `current` as of `version`.
-    units: Option<(u64, Units)>,
+    units: Option<(u64, Rc<Units>)>,
+    /// Hashes of every sequence that has been `current`: with spans the
+    /// order depends on the current units, so a candidate that was current
+    /// before is never accepted again (no cycles).
+    visited: HashSet<u64>,
+    hasher: RandomState,
     scratch: Vec<u8>,
 }
 
 impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     pub(crate) fn new(input: &[u8], oracle: &'o mut O) -> Self {
+        let hasher = RandomState::new();
         Shrinker {
             oracle,
             current: input.to_vec(),
             batch: Batch::new(),
             version: 0,
             units: None,
+            visited: HashSet::from([hasher.hash_one(input)]),
+            hasher,
             scratch: Vec::new(),
         }
     }
@@ -152,6 +208,7 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
                 if self.exhausted() || self.current.is_empty() {
                     return;
                 }
+                self.truncate();
                 (pass.run)(self);
             }
             if self.exhausted() {
@@ -173,6 +230,7 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     /// its contract); counts as a change only when it is smaller.
     fn replace(&mut self, result: Vec<u8>) {
         if shortlex_lt(&result, &self.current) {
+            self.visited.insert(self.hasher.hash_one(&result));
             self.current = result;
             self.version += 1;
         }
@@ -181,10 +239,10 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     /// The draws of the current sequence: the oracle's spans, cleaned up
     /// (sorted, clipped, overlaps dropped, gaps filled with `Unused`), or
     /// single bytes when it has none. Asked once per accepted change.
-    pub(crate) fn units(&mut self) -> Units {
+    pub(crate) fn units(&mut self) -> Rc<Units> {
         if let Some((version, units)) = &self.units {
             if *version == self.version {
-                return units.clone();
+                return Rc::clone(units);
             }
         }
         let units = match self.oracle.spans(&self.current) {
@@ -203,14 +261,33 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
                     .collect(),
             },
         };
-        self.units = Some((self.version, units.clone()));
+        let units = Rc::new(units);
+        self.units = Some((self.version, Rc::clone(&units)));
         units
     }
 
-    /// Whether `edit` turns the current sequence into a shortlex-smaller one.
+    /// Whether `candidate` comes before the current sequence: shorter, or as
+    /// long and smaller in the draw order of the current units
+    /// ([`Units::compare`]; plain shortlex without spans).
+    fn precedes(&mut self, candidate: &[u8]) -> bool {
+        match candidate.len().cmp(&self.current.len()) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => self.units().compare(candidate, &self.current) == Ordering::Less,
+        }
+    }
+
+    /// Whether `edit` turns the current sequence into one that precedes it
+    /// and has never been current.
     fn improves(&mut self, edit: &Edit) -> bool {
-        edit.apply(&self.current, &mut self.scratch)
-            && shortlex_lt(&self.scratch, &self.current)
+        if !edit.apply(&self.current, &mut self.scratch) {
+            return false;
+        }
+        let candidate = std::mem::take(&mut self.scratch);
+        let improves =
+            self.precedes(&candidate) && !self.visited.contains(&self.hasher.hash_one(&candidate));
+        self.scratch = candidate;
+        improves
     }
 
     /// Tests one candidate; `false` without testing when it is not an
@@ -226,7 +303,8 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     pub(crate) fn accept(&mut self, edit: &Edit) {
         let mut next = Vec::with_capacity(self.current.len());
         let valid = edit.apply(&self.current, &mut next);
-        assert!(valid && shortlex_lt(&next, &self.current));
+        assert!(valid && self.precedes(&next));
+        self.visited.insert(self.hasher.hash_one(&next));
         self.current = next;
         self.version += 1;
     }
@@ -235,13 +313,10 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     /// order, skipping those that are not improvements (and duplicates);
     /// batched through [`Oracle::first_interesting`]. Does not adopt it.
     pub(crate) fn first_success(&mut self, edits: &[Edit]) -> Option<usize> {
-        use std::collections::HashSet;
-        use std::hash::{BuildHasher, RandomState};
-        let hasher = RandomState::new();
         let mut seen = HashSet::new();
         let mut kept = Vec::with_capacity(edits.len());
         for (i, edit) in edits.iter().enumerate() {
-            if self.improves(edit) && seen.insert(hasher.hash_one(&self.scratch)) {
+            if self.improves(edit) && seen.insert(self.hasher.hash_one(&self.scratch)) {
                 kept.push(i);
             }
         }

@@ -1,0 +1,655 @@
+//! The shrink passes, cheapest and most productive first (as Hypothesis
+//! orders its own): deletions shorten the sequence, which makes every later
+//! pass cheaper; value passes keep the length and lower bytes.
+//!
+//! Each pass works on the *units* of the current sequence
+//! ([`Shrinker::units`]): the oracle's spans when it has them, else single
+//! bytes, in which case widths and payload lengths are tried blindly
+//! (windows of 1..=[`MAX_RUN`] bytes at every offset, payloads of
+//! 1..=[`MAX_PAYLOAD_BYTES`] bytes). Passes that scan positions build the
+//! candidates for [`POSITIONS_PER_LIST`] positions at a time and hand them
+//! to the oracle as one list ([`Shrinker::first_success`]), then grow a
+//! success adaptively ([`Shrinker::find_integer`]) and continue from where
+//! it was found.
+
+use super::edit::Edit;
+use super::{Shrinker, Unit, Units};
+use crate::oracle::{Oracle, SpanKind};
+use std::collections::HashMap;
+
+/// Most units deleted (or bytes zeroed, or bytes per swapped block without
+/// spans) by one candidate before growth.
+pub(crate) const MAX_RUN: usize = 9;
+
+/// Positions whose candidates go into one list.
+const POSITIONS_PER_LIST: usize = 16;
+
+/// Most units after a tag deleted as its payload.
+const MAX_PAYLOAD_UNITS: usize = 8;
+
+/// Most bytes after a tag deleted as its payload without spans.
+pub(crate) const MAX_PAYLOAD_BYTES: usize = 16;
+
+/// Most bytes deleted after a byte lowered to a nonzero value, without
+/// spans.
+const MAX_LOWERED_PAYLOAD_BYTES: usize = 4;
+
+/// Values up to this are lowered by trying every smaller value (one list);
+/// larger ones by binary search.
+const LINEAR_LIMIT: u8 = 16;
+
+/// How far apart (in units) two draws may be for redistribution.
+const NEARBY: usize = 4;
+
+/// Most units per block swapped by the reordering pass.
+const MAX_BLOCK: usize = 4;
+
+/// A named pass; returns whether it changed anything.
+pub(super) struct Pass<'o, O: ?Sized> {
+    #[allow(dead_code)]
+    pub(super) name: &'static str,
+    pub(super) run: fn(&mut Shrinker<'o, O>) -> bool,
+}
+
+/// The passes of one round, in order.
+pub(super) fn passes<'o, O: Oracle<u8> + ?Sized>() -> [Pass<'o, O>; 8] {
+    [
+        Pass {
+            name: "delete draws",
+            run: Shrinker::delete_draws,
+        },
+        Pass {
+            name: "tags off",
+            run: Shrinker::tags_off,
+        },
+        Pass {
+            name: "zero draws",
+            run: Shrinker::zero_draws,
+        },
+        Pass {
+            name: "lower small values",
+            run: Shrinker::lower_small_values,
+        },
+        Pass {
+            name: "lower large values",
+            run: Shrinker::lower_large_values,
+        },
+        Pass {
+            name: "lower duplicates",
+            run: Shrinker::lower_duplicates,
+        },
+        Pass {
+            name: "reorder draws",
+            run: Shrinker::reorder_draws,
+        },
+        Pass {
+            name: "redistribute",
+            run: Shrinker::redistribute,
+        },
+    ]
+}
+
+/// Byte order of a multi-byte integer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Endian {
+    /// How `arbitrary` reads plain integers.
+    Little,
+    /// How `int_in_range` accumulates its bytes.
+    Big,
+}
+
+fn read_int(bytes: &[u8], endian: Endian) -> u64 {
+    let fold = |acc: u64, &b: &u8| (acc << 8) | u64::from(b);
+    match endian {
+        Endian::Little => bytes.iter().rev().fold(0, fold),
+        Endian::Big => bytes.iter().fold(0, fold),
+    }
+}
+
+fn write_int(value: u64, width: usize, endian: Endian) -> Vec<u8> {
+    let le = value.to_le_bytes();
+    let mut bytes = le[..width].to_vec();
+    if endian == Endian::Big {
+        bytes.reverse();
+    }
+    bytes
+}
+
+fn max_int(width: usize) -> u64 {
+    if width >= 8 {
+        u64::MAX
+    } else {
+        (1 << (8 * width)) - 1
+    }
+}
+
+fn as_usize(value: u64) -> usize {
+    usize::try_from(value).unwrap_or(usize::MAX)
+}
+
+impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
+    fn is_zero(&self, unit: &Unit) -> bool {
+        self.current[unit.start..unit.end].iter().all(|&b| b == 0)
+    }
+
+    /// Ends of the payloads that may follow unit `p` (largest first): the
+    /// next 1..=`max_units` units, or without spans the next
+    /// 1..=`max_bytes` bytes.
+    fn payload_ends(
+        &self,
+        units: &Units,
+        p: usize,
+        max_units: usize,
+        max_bytes: usize,
+    ) -> Vec<usize> {
+        let list = &units.list;
+        if units.typed {
+            (p + 1..list.len().min(p + 1 + max_units))
+                .rev()
+                .map(|q| list[q].end)
+                .collect()
+        } else {
+            let end = list[p].end;
+            (1..=max_bytes)
+                .rev()
+                .map(|d| end + d)
+                .filter(|&e| e <= self.current.len())
+                .collect()
+        }
+    }
+
+    /// Deletes runs of 1..=[`MAX_RUN`] consecutive units at every position
+    /// (a collection element is its continuation byte plus the element's
+    /// units), each also with the tail length field lowered to match; a
+    /// success is repeated as often as it keeps working (`find_integer`).
+    pub(super) fn delete_draws(&mut self) -> bool {
+        let mut changed = self.truncate();
+        let mut i = 0;
+        while !self.exhausted() {
+            let units = self.units();
+            let list = &units.list;
+            let m = list.len();
+            if i >= m {
+                break;
+            }
+            let end = (i + POSITIONS_PER_LIST).min(m);
+            let mut edits = Vec::new();
+            let mut keys = Vec::new();
+            for p in i..end {
+                for k in (1..=MAX_RUN.min(m - p)).rev() {
+                    let deletion = Edit::delete(list[p].start, list[p + k - 1].end);
+                    for edit in deletion.with_tails(&self.current) {
+                        keys.push((p, k, edit.tail()));
+                        edits.push(edit);
+                    }
+                }
+            }
+            let Some(found) = self.first_success(&edits) else {
+                i = end;
+                continue;
+            };
+            let (p, k, tail) = keys[found];
+            let run =
+                |n: usize| Edit::delete(list[p].start, list[p + k * n - 1].end).with_tail(tail);
+            let n = self.find_integer((m - p) / k, |s, n| s.test(&run(n)));
+            self.accept(&run(n));
+            self.truncate();
+            changed = true;
+            i = p;
+        }
+        changed
+    }
+
+    /// Deletes the last 1..=[`MAX_RUN`] bytes, whatever the units, and grows
+    /// a success as far as it keeps working. Bytes the decoder never reads
+    /// pile up at the end after deletions and value changes (Hypothesis
+    /// cuts its buffer to what the test read; we have to ask), and a
+    /// decoder that zero-fills keeps the low bytes of a cut last draw.
+    /// Run before every pass and after every deletion; costs one list when
+    /// nothing can go.
+    pub(super) fn truncate(&mut self) -> bool {
+        let len = self.current.len();
+        let edits: Vec<Edit> = (1..=MAX_RUN.min(len))
+            .rev()
+            .map(|j| Edit::delete(len - j, len))
+            .collect();
+        let Some(found) = self.first_success(&edits) else {
+            return false;
+        };
+        let j = MAX_RUN.min(len) - found;
+        let cut = |n: usize| Edit::delete(len - j * n, len);
+        let n = self.find_integer(len / j, |s, n| s.test(&cut(n)));
+        self.accept(&cut(n));
+        true
+    }
+
+    /// Turns tags off: zeroes a structural unit (without spans: any nonzero
+    /// byte; an odd byte is also made even, which turns an `arbitrary` bool
+    /// off) and deletes the payload that followed it.
+    pub(super) fn tags_off(&mut self) -> bool {
+        let mut changed = false;
+        let mut i = 0;
+        while !self.exhausted() {
+            let units = self.units();
+            let list = &units.list;
+            let m = list.len();
+            if i >= m {
+                break;
+            }
+            let end = (i + POSITIONS_PER_LIST).min(m);
+            let mut edits = Vec::new();
+            let mut at = Vec::new();
+            for (p, &unit) in list.iter().enumerate().take(end).skip(i) {
+                if self.is_zero(&unit) || (units.typed && unit.kind != SpanKind::Structural) {
+                    continue;
+                }
+                let mut values = vec![vec![0; unit.len()]];
+                let first = self.current[unit.start];
+                if unit.len() == 1 && first % 2 == 1 && first > 1 {
+                    values.push(vec![first & !1]);
+                }
+                let ends = self.payload_ends(&units, p, MAX_PAYLOAD_UNITS, MAX_PAYLOAD_BYTES);
+                for value in values {
+                    for &payload_end in &ends {
+                        let edit = Edit::write(unit.start, value.clone())
+                            .and_delete(unit.end, payload_end);
+                        for edit in edit.with_tails(&self.current) {
+                            edits.push(edit);
+                            at.push(p);
+                        }
+                    }
+                    edits.push(Edit::write(unit.start, value));
+                    at.push(p);
+                }
+            }
+            match self.try_edits(&edits) {
+                Some(found) => {
+                    changed = true;
+                    i = at[found];
+                }
+                None => i = end,
+            }
+        }
+        changed
+    }
+
+    /// Zeroes units (without spans: windows of 1..=[`MAX_RUN`] bytes), a
+    /// success grown over the following units as far as it keeps working.
+    pub(super) fn zero_draws(&mut self) -> bool {
+        let mut changed = false;
+        let mut i = 0;
+        while !self.exhausted() {
+            let units = self.units();
+            let list = &units.list;
+            let m = list.len();
+            if i >= m {
+                break;
+            }
+            let end = (i + POSITIONS_PER_LIST).min(m);
+            let mut edits = Vec::new();
+            let mut keys = Vec::new();
+            for (p, &unit) in list.iter().enumerate().take(end).skip(i) {
+                if units.typed {
+                    if !self.is_zero(&unit) {
+                        edits.push(Edit::zero(unit.start, unit.len()));
+                        keys.push((p, 1));
+                    }
+                } else if self.current[p] != 0 {
+                    for w in (1..=MAX_RUN.min(m - p)).rev() {
+                        edits.push(Edit::zero(p, w));
+                        keys.push((p, w));
+                    }
+                }
+            }
+            let Some(found) = self.first_success(&edits) else {
+                i = end;
+                continue;
+            };
+            let (p, w) = keys[found];
+            let len = self.current.len();
+            let zeroed = |n: usize| {
+                let (start, stop) = if units.typed {
+                    (list[p].start, list[p + n - 1].end)
+                } else {
+                    (p, (p + w * n).min(len))
+                };
+                Edit::zero(start, stop - start)
+            };
+            let max = if units.typed {
+                m - p
+            } else {
+                (len - p).div_ceil(w)
+            };
+            let n = self.find_integer(max, |s, n| s.test(&zeroed(n)));
+            self.accept(&zeroed(n));
+            changed = true;
+            i = p + 1;
+        }
+        changed
+    }
+
+    /// Byte positions of unit `p` lowered one byte at a time: an enum
+    /// variant's most significant (last) byte for a structural unit, every
+    /// byte of a leaf (first to last, which is lexicographic order; for a
+    /// little-endian integer also after lowering it as a whole), the byte
+    /// itself without spans.
+    fn byte_targets(units: &Units, unit: &Unit) -> Vec<usize> {
+        if !units.typed {
+            return vec![unit.start];
+        }
+        match unit.kind {
+            SpanKind::Unused => vec![],
+            SpanKind::Structural => vec![unit.end - 1],
+            SpanKind::Leaf => (unit.start..unit.end).collect(),
+        }
+    }
+
+    /// Lowers bytes up to [`LINEAR_LIMIT`] by trying every smaller value
+    /// (ascending, so the first success is the smallest); a structural byte
+    /// (any byte without spans) lowered also with the units (bytes) after it
+    /// deleted, since a simpler variant usually reads less.
+    pub(super) fn lower_small_values(&mut self) -> bool {
+        let mut changed = false;
+        let mut i = 0;
+        while !self.exhausted() {
+            let units = self.units();
+            let list = &units.list;
+            let m = list.len();
+            if i >= m {
+                break;
+            }
+            let end = (i + POSITIONS_PER_LIST).min(m);
+            let mut edits = Vec::new();
+            let mut at = Vec::new();
+            for (p, &unit) in list.iter().enumerate().take(end).skip(i) {
+                let shapes = !units.typed || unit.kind == SpanKind::Structural;
+                let ends = if shapes {
+                    self.payload_ends(&units, p, MAX_PAYLOAD_UNITS, MAX_LOWERED_PAYLOAD_BYTES)
+                } else {
+                    vec![]
+                };
+                for pos in Self::byte_targets(&units, &unit) {
+                    let v = self.current[pos];
+                    if v == 0 || v > LINEAR_LIMIT {
+                        continue;
+                    }
+                    for w in 0..v {
+                        for &payload_end in &ends {
+                            let edit = Edit::write(pos, vec![w]).and_delete(unit.end, payload_end);
+                            for edit in edit.with_tails(&self.current) {
+                                edits.push(edit);
+                                at.push(p);
+                            }
+                        }
+                        edits.push(Edit::write(pos, vec![w]));
+                        at.push(p);
+                    }
+                }
+            }
+            match self.try_edits(&edits) {
+                Some(found) => {
+                    changed = true;
+                    i = at[found];
+                }
+                None => i = end,
+            }
+        }
+        changed
+    }
+
+    /// Lowers larger values by binary search: single bytes above
+    /// [`LINEAR_LIMIT`], and 2/4/8-byte leaves as integers, little-endian
+    /// (how `arbitrary` reads them) and then big-endian (`int_in_range`);
+    /// without spans, every pair of bytes as a big-endian integer.
+    pub(super) fn lower_large_values(&mut self) -> bool {
+        let mut changed = false;
+        let mut p = 0;
+        while !self.exhausted() {
+            let units = self.units();
+            let Some(&unit) = units.list.get(p) else {
+                break;
+            };
+            if units.is_int(&unit) {
+                for endian in [Endian::Little, Endian::Big] {
+                    changed |= self.lower_ints(&[unit.start], unit.len(), endian);
+                }
+            }
+            for pos in Self::byte_targets(&units, &unit) {
+                if self.current.get(pos).is_some_and(|&v| v > LINEAR_LIMIT) {
+                    changed |= self.lower_ints(&[pos], 1, Endian::Little);
+                }
+            }
+            // Without spans, any two bytes may be a big-endian range value,
+            // where lowering the first byte needs a larger second one.
+            if !units.typed && p + 1 < self.current.len() && self.current[p] != 0 {
+                changed |= self.lower_ints(&[p], 2, Endian::Big);
+            }
+            p += 1;
+        }
+        changed
+    }
+
+    /// Lowers the equal integers at `starts` (all `width` bytes, all with the
+    /// value of the first) together by binary search, trying 0 first.
+    fn lower_ints(&mut self, starts: &[usize], width: usize, endian: Endian) -> bool {
+        let Some(first) = self.current.get(starts[0]..starts[0] + width) else {
+            return false;
+        };
+        let v = read_int(first, endian);
+        if v == 0 {
+            return false;
+        }
+        let set = |x: u64| {
+            let bytes = write_int(x, width, endian);
+            starts
+                .iter()
+                .fold(Edit::empty(), |edit, &s| edit.and_write(s, bytes.clone()))
+        };
+        if self.test(&set(0)) {
+            self.accept(&set(0));
+            return true;
+        }
+        // `lo` fails, `hi` works (the current value).
+        let (mut lo, mut hi) = (0, v);
+        while hi - lo > 1 && !self.exhausted() {
+            let middle = lo + (hi - lo) / 2;
+            if self.test(&set(middle)) {
+                hi = middle;
+            } else {
+                lo = middle;
+            }
+        }
+        if hi < v {
+            self.accept(&set(hi));
+            return true;
+        }
+        false
+    }
+
+    /// Lowers every occurrence of a repeated value at once (units with the
+    /// same bytes; without spans, equal bytes): small byte values by trying
+    /// every smaller value, the rest by binary search.
+    pub(super) fn lower_duplicates(&mut self) -> bool {
+        let mut changed = false;
+        while !self.exhausted() {
+            let units = self.units();
+            let mut groups: HashMap<&[u8], Vec<usize>> = HashMap::new();
+            for unit in &units.list {
+                if (units.typed && unit.kind == SpanKind::Unused)
+                    || unit.len() > 8
+                    || self.is_zero(unit)
+                {
+                    continue;
+                }
+                groups
+                    .entry(&self.current[unit.start..unit.end])
+                    .or_default()
+                    .push(unit.start);
+            }
+            let mut groups: Vec<(usize, Vec<usize>)> = groups
+                .into_iter()
+                .filter(|(_, starts)| starts.len() > 1)
+                .map(|(bytes, starts)| (bytes.len(), starts))
+                .collect();
+            groups.sort_by_key(|(_, starts)| starts[0]);
+            let mut edits = Vec::new();
+            for (width, starts) in &groups {
+                let v = self.current[starts[0]];
+                if *width == 1 && v <= LINEAR_LIMIT {
+                    for w in 0..v {
+                        edits.push(
+                            starts
+                                .iter()
+                                .fold(Edit::empty(), |edit, &s| edit.and_write(s, vec![w])),
+                        );
+                    }
+                }
+            }
+            if self.try_edits(&edits).is_some() {
+                changed = true;
+                continue;
+            }
+            let mut progress = false;
+            for (width, starts) in &groups {
+                let large = *width > 1 || self.current[starts[0]] > LINEAR_LIMIT;
+                if large
+                    && matches!(width, 1 | 2 | 4 | 8)
+                    && self.lower_ints(starts, *width, Endian::Little)
+                {
+                    progress = true;
+                    break;
+                }
+            }
+            if !progress {
+                break;
+            }
+            changed = true;
+        }
+        changed
+    }
+
+    /// Sorts equal-shaped neighbours: swaps two adjacent blocks of 1..=
+    /// [`MAX_BLOCK`] units with the same widths and kinds (without spans:
+    /// windows of 1..=[`MAX_RUN`] bytes) when that comes first in the order.
+    /// Repeated swaps bubble-sort a run of equal-shaped draws.
+    pub(super) fn reorder_draws(&mut self) -> bool {
+        let mut changed = false;
+        let mut i = 0;
+        while !self.exhausted() {
+            let units = self.units();
+            let list = &units.list;
+            let m = list.len();
+            if i >= m {
+                break;
+            }
+            let end = (i + POSITIONS_PER_LIST).min(m);
+            let mut edits = Vec::new();
+            let mut at = Vec::new();
+            for p in i..end {
+                let max_block = if units.typed { MAX_BLOCK } else { MAX_RUN };
+                for k in 1..=max_block {
+                    if p + 2 * k > m {
+                        break;
+                    }
+                    let (a, b) = (&list[p..p + k], &list[p + k..p + 2 * k]);
+                    let same_shape = a
+                        .iter()
+                        .zip(b)
+                        .all(|(x, y)| x.len() == y.len() && x.kind == y.kind);
+                    if !same_shape {
+                        continue;
+                    }
+                    let (a_start, b_start, b_end) = (a[0].start, b[0].start, b[k - 1].end);
+                    let bytes_a = &self.current[a_start..b_start];
+                    let bytes_b = &self.current[b_start..b_end];
+                    // Which order is smaller is for the draw order to say
+                    // (integers compare by value).
+                    if bytes_b != bytes_a {
+                        edits.push(
+                            Edit::write(a_start, bytes_b.to_vec())
+                                .and_write(a_start + bytes_b.len(), bytes_a.to_vec()),
+                        );
+                        at.push(p);
+                    }
+                }
+            }
+            match self.try_edits(&edits) {
+                Some(found) => {
+                    changed = true;
+                    i = at[found].saturating_sub(MAX_RUN);
+                }
+                None => i = end,
+            }
+        }
+        changed
+    }
+
+    /// Moves value from a draw to one of the next [`NEARBY`] draws of the
+    /// same width (as little-endian integers): the earlier one decreases by
+    /// `d`, the later one increases by `d`. Tries moving everything that
+    /// fits and moving 1, then grows a working move (`find_integer`).
+    pub(super) fn redistribute(&mut self) -> bool {
+        let mut changed = false;
+        let mut i = 0;
+        while !self.exhausted() {
+            let units = self.units();
+            let list = &units.list;
+            let m = list.len();
+            if i >= m {
+                break;
+            }
+            let end = (i + POSITIONS_PER_LIST).min(m);
+            let mut edits = Vec::new();
+            let mut keys = Vec::new();
+            let value =
+                |s: &Self, unit: &Unit| read_int(&s.current[unit.start..unit.end], Endian::Little);
+            let usable = |unit: &Unit| {
+                !units.typed
+                    || (unit.kind != SpanKind::Unused && matches!(unit.len(), 1 | 2 | 4 | 8))
+            };
+            for (p, &u) in list.iter().enumerate().take(end).skip(i) {
+                let a = value(self, &u);
+                if !usable(&u) || a == 0 {
+                    continue;
+                }
+                for (q, &v) in list.iter().enumerate().take(p + 1 + NEARBY).skip(p + 1) {
+                    if v.len() != u.len() || !usable(&v) {
+                        continue;
+                    }
+                    let b = value(self, &v);
+                    let d_max = a.min(max_int(u.len()) - b);
+                    let mut moves = vec![d_max];
+                    if d_max > 1 {
+                        moves.push(1);
+                    }
+                    for d in moves.into_iter().filter(|&d| d > 0) {
+                        edits.push(pair_edit(&u, a - d, &v, b + d));
+                        keys.push((p, q, a, b, d, d_max));
+                    }
+                }
+            }
+            let Some(found) = self.first_success(&edits) else {
+                i = end;
+                continue;
+            };
+            let (p, q, a, b, d, d_max) = keys[found];
+            let (u, v) = (list[p], list[q]);
+            let moved = |d: usize| pair_edit(&u, a - d as u64, &v, b + d as u64);
+            let d = if d == 1 && d_max > 1 {
+                self.find_integer(as_usize(d_max), |s, d| s.test(&moved(d)))
+            } else {
+                as_usize(d)
+            };
+            self.accept(&moved(d));
+            changed = true;
+            i = p;
+        }
+        changed
+    }
+}
+
+/// Sets unit `u` to `a` and unit `v` to `b` (little-endian).
+fn pair_edit(u: &Unit, a: u64, v: &Unit, b: u64) -> Edit {
+    Edit::write(u.start, write_int(a, u.len(), Endian::Little))
+        .and_write(v.start, write_int(b, v.len(), Endian::Little))
+}

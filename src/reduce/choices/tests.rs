@@ -1,0 +1,721 @@
+use super::*;
+use crate::oracle::Cached;
+use crate::reduce::ddmin;
+use crate::reduce::testing::{arb_case, is_one_minimal, shortlex_le, Recorder};
+use arbitrary::{Arbitrary, Unstructured};
+use proptest::prelude::*;
+
+/// An oracle with spans: a predicate plus a decoder rendering for
+/// [`probe_spans`] (what the production driver does on its side).
+struct Typed<P, R> {
+    pred: P,
+    render: R,
+    tests: usize,
+    spans_calls: usize,
+}
+
+impl<P, R> Typed<P, R>
+where
+    P: FnMut(&[u8]) -> bool,
+    R: FnMut(&[u8]) -> Option<String>,
+{
+    fn new(pred: P, render: R) -> Self {
+        Typed {
+            pred,
+            render,
+            tests: 0,
+            spans_calls: 0,
+        }
+    }
+}
+
+impl<P, R> Oracle<u8> for Typed<P, R>
+where
+    P: FnMut(&[u8]) -> bool,
+    R: FnMut(&[u8]) -> Option<String>,
+{
+    fn test(&mut self, candidate: &[u8]) -> bool {
+        self.tests += 1;
+        (self.pred)(candidate)
+    }
+
+    fn spans(&mut self, candidate: &[u8]) -> Option<Vec<Span>> {
+        self.spans_calls += 1;
+        Some(probe_spans(candidate, &mut self.render))
+    }
+}
+
+// ------------------------------------------------------------ a stack machine
+
+#[derive(Arbitrary, Debug, Clone, PartialEq)]
+enum Op {
+    Push(u8),
+    Pop,
+    Clear,
+}
+
+fn decode_ops(c: &[u8]) -> Vec<Op> {
+    Vec::<Op>::arbitrary_take_rest(Unstructured::new(c)).unwrap_or_default()
+}
+
+fn render_ops(c: &[u8]) -> Option<String> {
+    Some(format!("{:?}", decode_ops(c)))
+}
+
+/// Something was pushed, and then more was popped than the stack held.
+fn underflows_after_push(ops: &[Op]) -> bool {
+    let (mut depth, mut pushed) = (0u32, false);
+    for op in ops {
+        match op {
+            Op::Push(_) => {
+                depth += 1;
+                pushed = true;
+            }
+            Op::Pop if depth == 0 => return pushed,
+            Op::Pop => depth -= 1,
+            Op::Clear => depth = 0,
+        }
+    }
+    false
+}
+
+/// `[Push(7), Push(3), Pop, Clear, Push(9), Pop, Pop, Pop]` with
+/// fuzzer-like don't-care bytes and no zero byte anywhere, then junk.
+fn stack_crash() -> Vec<u8> {
+    let push = |x: u8| vec![0x35, 0x11, 0x22, 0x33, 0x21, x];
+    let pop = || vec![0x8b, 0x12, 0x34, 0x56, 0x77];
+    let clear = || vec![0x0f, 0x9a, 0xbc, 0xde, 0xc3];
+    let mut input = Vec::new();
+    for part in [
+        push(7),
+        push(3),
+        pop(),
+        clear(),
+        push(9),
+        pop(),
+        pop(),
+        pop(),
+    ] {
+        input.extend(part);
+    }
+    input.extend([0x42, 0x99, 0x13]);
+    input
+}
+
+/// The shortlex-smallest encoding of `[Push(0), Pop, Pop]`: continuation
+/// byte 1, variants as little-endian `u32` (`Pop` from `0x5600_0000`).
+const MINIMAL_STACK_CRASH: [u8; 16] = [1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0x56, 1, 0, 0, 0, 0x56];
+
+#[test]
+fn stack_crash_shrinks_to_the_minimal_value() {
+    let input = stack_crash();
+    let pred = |c: &[u8]| underflows_after_push(&decode_ops(c));
+    assert!(pred(&input));
+    assert_eq!(
+        format!("{:?}", decode_ops(&input)),
+        "[Push(7), Push(3), Pop, Clear, Push(9), Pop, Pop, Pop]"
+    );
+
+    // With spans probed from the decoder.
+    let mut typed = Typed::new(pred, render_ops);
+    let shrunk = shrink_choices(&input, &mut typed);
+    assert_eq!(format!("{:?}", decode_ops(&shrunk)), "[Push(0), Pop, Pop]");
+    assert_eq!(shrunk, MINIMAL_STACK_CRASH);
+    assert!(typed.spans_calls > 0);
+
+    // Without spans: blind widths and offsets get there too.
+    let mut cached = Cached::new(|c: &[u8]| pred(c));
+    let shrunk = shrink_choices(&input, &mut cached);
+    assert_eq!(shrunk, MINIMAL_STACK_CRASH);
+
+    // Plain ddmin can only delete: no zero byte to make `Push(0)` from.
+    let deleted = ddmin(&input, &mut |c: &[u8]| pred(c));
+    let debug = format!("{:?}", decode_ops(&deleted));
+    assert!(pred(&deleted));
+    assert_ne!(debug, "[Push(0), Pop, Pop]");
+    assert!(debug.len() > "[Push(0), Pop, Pop]".len(), "{debug}");
+}
+
+#[test]
+fn spans_of_the_stack_machine() {
+    // cont | u32 variant (3 unused low bytes, 1 structural) | payload
+    let spans = probe_spans(&MINIMAL_STACK_CRASH[..6], render_ops);
+    let kinds: Vec<(usize, usize, SpanKind)> =
+        spans.iter().map(|s| (s.start, s.end, s.kind)).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (0, 1, SpanKind::Structural),
+            (1, 4, SpanKind::Unused),
+            (4, 5, SpanKind::Structural),
+            (5, 6, SpanKind::Leaf),
+        ]
+    );
+}
+
+#[test]
+fn tail_length_is_lowered_with_the_deletion() {
+    // `(String, u8)`: the String's length is the last byte (mod the bytes
+    // left), its bytes come first.
+    let decode = |c: &[u8]| <(String, u8)>::arbitrary_take_rest(Unstructured::new(c)).ok();
+    let pred = move |c: &[u8]| decode(c).is_some_and(|(s, n)| s.contains('x') && n == 7);
+    let input = b"aaxaa\x07\x05";
+    assert_eq!(decode(input), Some(("aaxaa".to_string(), 7)));
+    let mut rec = Recorder::new(pred);
+    let shrunk = shrink_choices(input, &mut rec);
+    assert_eq!(shrunk, b"x\x07\x01");
+    assert_eq!(decode(&shrunk), Some(("x".to_string(), 7)));
+}
+
+#[test]
+fn little_endian_integers_are_lowered() {
+    let decode = |c: &[u8]| u32::arbitrary_take_rest(Unstructured::new(c)).unwrap_or(0);
+    let pred = move |c: &[u8]| decode(c) >= 1000;
+    let input = 0x8765_4321u32.to_le_bytes();
+    // With spans the 2-byte leaf compares by value: exactly 1000.
+    let mut typed = Typed::new(pred, move |c: &[u8]| Some(decode(c).to_string()));
+    assert_eq!(shrink_choices(&input, &mut typed), 1000u16.to_le_bytes());
+    // Without spans the order is bytewise: 0x0400 = 1024 is the
+    // shortlex-smallest encoding of a value ≥ 1000.
+    assert_eq!(
+        shrink_choices(&input, &mut |c: &[u8]| pred(c)),
+        [0x00, 0x04]
+    );
+}
+
+#[test]
+fn big_endian_ranges_are_lowered() {
+    let decode = |c: &[u8]| {
+        Unstructured::new(c)
+            .int_in_range(0..=60_000u16)
+            .unwrap_or(0)
+    };
+    let pred = move |c: &[u8]| decode(c) >= 1000;
+    let input = [0xb1, 0x7c, 0x55];
+    assert!(pred(&input));
+    // Without spans, byte order is numeric order here: 1000 = 0x03e8.
+    assert_eq!(
+        shrink_choices(&input, &mut |c: &[u8]| pred(c)),
+        [0x03, 0xe8]
+    );
+    // With spans, a 2-byte leaf is taken for a little-endian integer (spans
+    // carry no byte order), so the big-endian 1000 = `03 e8` looks larger
+    // than 1024 = `04 00` (0x0004 little-endian): a known limitation.
+    let mut typed = Typed::new(pred, move |c: &[u8]| Some(decode(c).to_string()));
+    assert_eq!(shrink_choices(&input, &mut typed), [0x04, 0x00]);
+}
+
+#[test]
+fn tags_are_turned_off_with_their_payload() {
+    // `(Option<u32>, u8)`: the u8 must be 7.
+    let decode = |c: &[u8]| <(Option<u32>, u8)>::arbitrary_take_rest(Unstructured::new(c)).ok();
+    let pred = move |c: &[u8]| decode(c).is_some_and(|(_, n)| n == 7);
+    let input = [0x03, 0x91, 0x92, 0x93, 0x94, 0x07];
+    assert_eq!(decode(&input), Some((Some(0x9493_9291), 7)));
+    let mut rec = Recorder::new(pred);
+    let shrunk = shrink_choices(&input, &mut rec);
+    assert_eq!(shrunk, [0x00, 0x07]);
+}
+
+#[test]
+fn duplicates_are_lowered_together() {
+    let pred = |c: &[u8]| c.len() == 3 && c[0] == c[2] && c[0] != 0;
+    let mut rec = Recorder::new(pred);
+    assert_eq!(shrink_choices(&[200, 5, 200], &mut rec), [1, 0, 1]);
+}
+
+#[test]
+fn value_is_redistributed_between_draws() {
+    let pred = |c: &[u8]| c.len() == 2 && u16::from(c[0]) + u16::from(c[1]) == 100;
+    let mut rec = Recorder::new(pred);
+    assert_eq!(shrink_choices(&[60, 40], &mut rec), [0, 100]);
+}
+
+#[test]
+fn equal_shaped_draws_are_sorted() {
+    let pred = |c: &[u8]| {
+        let mut sorted = c.to_vec();
+        sorted.sort_unstable();
+        sorted == [1, 2, 3]
+    };
+    let mut rec = Recorder::new(pred);
+    assert_eq!(shrink_choices(&[3, 2, 1], &mut rec), [1, 2, 3]);
+    // Blocks of two bytes move together.
+    let pred = |c: &[u8]| {
+        let mut pairs: Vec<&[u8]> = c.chunks(2).collect();
+        pairs.sort_unstable();
+        c.len() == 4 && pairs == [&[1, 9][..], &[2, 8][..]]
+    };
+    let mut rec = Recorder::new(pred);
+    assert_eq!(shrink_choices(&[2, 8, 1, 9], &mut rec), [1, 9, 2, 8]);
+}
+
+#[test]
+fn deleting_many_elements_costs_few_tests() {
+    // `Push(0)` followed by 200 `Pop` elements `[1, 0, 0, 0, 0x56]`, all
+    // droppable: the run of elements goes in a logarithmic number of tests
+    // (exponential probing, then binary search), not one test per element.
+    let mut input = vec![1, 0, 0, 0, 0, 0];
+    for _ in 0..200 {
+        input.extend([1, 0, 0, 0, 0x56]);
+    }
+    let pred = |c: &[u8]| decode_ops(c).first() == Some(&Op::Push(0));
+    let mut cached = Cached::new(Typed::new(pred, render_ops));
+    let shrunk = shrink_choices(&input, &mut cached);
+    assert_eq!(shrunk, [1]);
+    let executed = cached.stats().executed;
+    assert!(executed < 400, "{executed} tests");
+}
+
+#[test]
+fn every_candidate_is_smaller_and_the_input_is_not_tested() {
+    let input = stack_crash();
+    let pred = |c: &[u8]| underflows_after_push(&decode_ops(c));
+    let mut rec = Recorder::new(pred);
+    let shrunk = shrink_choices(&input, &mut rec);
+    assert!(shortlex_le(&shrunk, &input));
+    assert!(!rec.log.is_empty());
+    for candidate in &rec.log {
+        assert!(shortlex_lt(candidate, &input));
+    }
+}
+
+#[test]
+fn stops_when_exhausted() {
+    let input = stack_crash();
+    let pred = |c: &[u8]| underflows_after_push(&decode_ops(c));
+    for limit in [1, 10, 100] {
+        let mut rec = Recorder::new(pred).exhaust_after(limit);
+        let shrunk = shrink_choices(&input, &mut rec);
+        assert_eq!(rec.log.len(), limit);
+        assert!(pred(&shrunk) && shortlex_le(&shrunk, &input));
+    }
+}
+
+#[test]
+fn trivial_inputs() {
+    assert_eq!(shrink_choices(b"", &mut |_: &[u8]| true), b"");
+    assert_eq!(shrink_choices(b"abc", &mut |_: &[u8]| true), b"");
+    assert_eq!(shrink_choices(b"abc", &mut |_: &[u8]| false), b"abc");
+    assert_eq!(shrink_choices(b"abc", &mut |c: &[u8]| !c.is_empty()), [0]);
+}
+
+#[test]
+fn the_strategy_runs_the_choice_shrinker() {
+    use crate::reduce::Strategy;
+    assert_eq!("choices".parse(), Ok(Strategy::Choices));
+    let input = stack_crash();
+    let mut pred = |c: &[u8]| underflows_after_push(&decode_ops(c));
+    let oracle: &mut dyn Oracle<u8> = &mut pred;
+    assert_eq!(Strategy::Choices.run(&input, oracle), MINIMAL_STACK_CRASH);
+}
+
+#[test]
+fn spans_are_cleaned_up() {
+    let span = |start, end, kind| Span { start, end, kind };
+    let units = clean_spans(
+        vec![
+            span(4, 9, SpanKind::Leaf),
+            span(1, 2, SpanKind::Structural),
+            span(3, 5, SpanKind::Leaf),
+            span(7, 8, SpanKind::Structural),
+        ],
+        8,
+    );
+    let got: Vec<(usize, usize, SpanKind)> =
+        units.iter().map(|u| (u.start, u.end, u.kind)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, 1, SpanKind::Unused),
+            (1, 2, SpanKind::Structural),
+            (2, 3, SpanKind::Unused),
+            (3, 5, SpanKind::Leaf),
+            (5, 8, SpanKind::Leaf),
+        ]
+    );
+}
+
+#[test]
+fn debug_tokens() {
+    assert_eq!(
+        probe::tokens(r#"Foo { a: -1.5e-3, b: "x \" y", c: 'q', d: [Some(3)] }"#),
+        vec![
+            "Foo",
+            "{",
+            "a",
+            ":",
+            "-1.5e-3",
+            ",",
+            "b",
+            ":",
+            r#""x \" y""#,
+            ",",
+            "c",
+            ":",
+            "'q'",
+            ",",
+            "d",
+            ":",
+            "[",
+            "Some",
+            "(",
+            "3",
+            ")",
+            "]",
+            "}"
+        ]
+    );
+    assert_eq!(probe::tokens("é1 \"ü\""), vec!["é1", "\"ü\""]);
+}
+
+// ------------------------------------------------------------ fixture targets
+
+/// The typed targets of `tests/fixtures/buggy` replayed in-process: the
+/// same `arbitrary` types, their bugs as predicates, the same seeded blobs
+/// as `tests/typed.rs`, spans from [`probe_spans`] over `Debug` (what the
+/// driver does), and the minimal values the fixture README derives.
+mod fixture {
+    use arbitrary::{Arbitrary, Unstructured};
+
+    /// How libfuzzer-sys decodes a typed input: rejected below the size
+    /// hint or when decoding fails.
+    pub(super) fn decode<T: for<'a> Arbitrary<'a>>(bytes: &[u8]) -> Option<T> {
+        if bytes.len() < T::size_hint(0).0 {
+            return None;
+        }
+        T::arbitrary_take_rest(Unstructured::new(bytes)).ok()
+    }
+
+    #[derive(Arbitrary, Debug)]
+    pub(super) enum MachineOp {
+        Push(u8),
+        Pop,
+        Dup,
+        Add,
+    }
+
+    /// `typed`: `Add` with one value on the stack ("stack underflow").
+    pub(super) fn machine_underflows(ops: Vec<MachineOp>) -> bool {
+        let mut stack: Vec<u8> = Vec::new();
+        for op in ops {
+            match op {
+                MachineOp::Push(v) if stack.len() < 16 => stack.push(v),
+                MachineOp::Push(_) => {}
+                MachineOp::Pop => {
+                    stack.pop();
+                }
+                MachineOp::Dup => {
+                    if let Some(&top) = stack.last() {
+                        if stack.len() < 16 {
+                            stack.push(top);
+                        }
+                    }
+                }
+                MachineOp::Add => {
+                    if stack.is_empty() {
+                        continue;
+                    }
+                    let a = stack.pop().unwrap();
+                    let Some(b) = stack.pop() else { return true };
+                    stack.push(a.wrapping_add(b));
+                }
+            }
+        }
+        false
+    }
+
+    #[derive(Arbitrary, Debug, PartialEq)]
+    pub(super) enum Method {
+        Get,
+        Put,
+        Delete,
+    }
+
+    // Fields only read through `Debug`, like the fuzz targets'.
+    #[allow(dead_code)]
+    #[derive(Arbitrary, Debug)]
+    pub(super) enum Auth {
+        Basic { user: u8 },
+        Token(u16),
+    }
+
+    // Fields only read through `Debug`, like the fuzz targets'.
+    #[allow(dead_code)]
+    #[derive(Arbitrary, Debug)]
+    pub(super) struct Request {
+        method: Method,
+        auth: Option<Auth>,
+        retries: Option<u8>,
+    }
+
+    /// `typed_nested`: a `Delete` with a revoked token.
+    pub(super) fn revoked_delete(r: Request) -> bool {
+        r.method == Method::Delete
+            && matches!(r.auth, Some(Auth::Token(t)) if (0x1000..=0x1fff).contains(&t))
+    }
+
+    // Fields only read through `Debug`, like the fuzz targets'.
+    #[allow(dead_code)]
+    #[derive(Arbitrary, Debug)]
+    pub(super) struct Record {
+        name: String,
+        note: String,
+        payload: Vec<u8>,
+        flags: u8,
+    }
+
+    /// `typed_fields`: a namespaced name and a payload with a header.
+    pub(super) fn namespaced_header(r: Record) -> bool {
+        r.name.contains(':') && r.payload.len() >= 3
+    }
+
+    /// `typed_threshold`: `requests >= 1000 && burst > 300`.
+    pub(super) fn over_budget((requests, burst): (u32, u16)) -> bool {
+        requests >= 1000 && burst > 300
+    }
+
+    #[derive(Arbitrary, Debug)]
+    pub(super) enum Tx {
+        Deposit(u16),
+        Withdraw(u16),
+        Audit,
+    }
+
+    /// `typed_ops`: an audit with a withdrawal since the last one and a
+    /// balance in `1..10000`.
+    pub(super) fn fee_underflows(txs: Vec<Tx>) -> bool {
+        let (mut balance, mut withdrawals) = (0u16, 0u32);
+        for tx in txs {
+            match tx {
+                Tx::Deposit(amount) => balance = balance.saturating_add(amount),
+                Tx::Withdraw(amount) => {
+                    if amount != 0 && amount <= balance {
+                        balance -= amount;
+                        withdrawals += 1;
+                    }
+                }
+                Tx::Audit => {
+                    if withdrawals == 0 || balance == 0 {
+                        continue;
+                    }
+                    match balance.checked_sub(10_000) {
+                        Some(rest) => balance = rest,
+                        None => return true,
+                    }
+                    withdrawals = 0;
+                }
+            }
+        }
+        false
+    }
+
+    /// `tests/common/mod.rs`'s `Rng` (splitmix64 seeded by FNV-1a).
+    struct Rng(u64);
+
+    impl Rng {
+        fn from_name(name: &str) -> Rng {
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for b in name.bytes() {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+            Rng(h)
+        }
+
+        fn next_u64(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+    }
+
+    /// `tests/typed.rs`'s `blob`: 200–2000 seeded random bytes.
+    pub(super) fn blob(target: &str, seed: u64) -> Vec<u8> {
+        let mut rng = Rng::from_name(&format!("typed-blob:{target}:{seed}"));
+        let len = 200 + (rng.next_u64() % 1801) as usize;
+        (0..len).map(|_| rng.next_u64() as u8).collect()
+    }
+}
+
+/// Shrinks the blobs of `target` (seeds as in `tests/typed.rs`) with
+/// probed spans and checks the minimal `Debug` form; also checks that plain
+/// ddmin stops at something larger. Returns the tests executed per blob.
+fn check_fixture<T: for<'a> Arbitrary<'a> + std::fmt::Debug>(
+    target: &str,
+    seeds: [u64; 2],
+    bug: fn(T) -> bool,
+    expected: &str,
+) -> Vec<u64> {
+    let holds = move |c: &[u8]| fixture::decode::<T>(c).is_some_and(bug);
+    let render = |c: &[u8]| fixture::decode::<T>(c).map(|v| format!("{v:?}"));
+    let mut executed = Vec::new();
+    for seed in seeds {
+        let input = fixture::blob(target, seed);
+        assert!(holds(&input), "{target} seed {seed} does not crash");
+        // Also keep the bytewise shortlex-smallest interesting candidate, as
+        // `CrashOracle` does for its best-so-far file.
+        let mut best = input.clone();
+        let track = |c: &[u8]| {
+            let verdict = holds(c);
+            if verdict && shortlex_lt(c, &best) {
+                best = c.to_vec();
+            }
+            verdict
+        };
+        let mut cached = Cached::new(Typed::new(track, render));
+        let shrunk = shrink_choices(&input, &mut cached);
+        let debug = render(&shrunk).unwrap();
+        assert_eq!(debug, expected, "{target} seed {seed}: {shrunk:02x?}");
+        let stats = cached.stats();
+        drop(cached);
+        eprintln!(
+            "{target} seed {seed}: {} -> {} bytes in {} tests; bytewise-smallest interesting seen: {}",
+            input.len(),
+            shrunk.len(),
+            stats.executed,
+            render(&best).unwrap()
+        );
+        executed.push(stats.executed);
+        let deleted = ddmin(&input, &mut |c: &[u8]| holds(c));
+        let ddmin_debug = render(&deleted).unwrap();
+        assert_ne!(ddmin_debug, expected, "{target}: ddmin is as good");
+    }
+    executed
+}
+
+#[test]
+fn fixture_typed_reaches_the_readme_minimum() {
+    check_fixture(
+        "typed",
+        [77, 99],
+        fixture::machine_underflows,
+        "[Push(0), Add]",
+    );
+}
+
+#[test]
+fn fixture_typed_nested_reaches_the_readme_minimum() {
+    check_fixture(
+        "typed_nested",
+        [116, 223],
+        fixture::revoked_delete,
+        "Request { method: Delete, auth: Some(Token(4096)), retries: None }",
+    );
+}
+
+#[test]
+fn fixture_typed_fields_reaches_the_readme_minimum() {
+    check_fixture(
+        "typed_fields",
+        [134, 881],
+        fixture::namespaced_header,
+        r#"Record { name: ":", note: "", payload: [0, 0, 0], flags: 0 }"#,
+    );
+}
+
+#[test]
+fn fixture_typed_threshold_reaches_the_readme_minimum() {
+    // Integers compare by value: (1000, 301), not the byte-wise smallest
+    // `00 00 00 01 | 00 02` = (16777216, 512).
+    check_fixture(
+        "typed_threshold",
+        [0, 1],
+        fixture::over_budget,
+        "(1000, 301)",
+    );
+}
+
+#[test]
+fn fixture_typed_ops_reaches_the_readme_minimum() {
+    check_fixture(
+        "typed_ops",
+        [783, 1120],
+        fixture::fee_underflows,
+        "[Deposit(2), Withdraw(1), Audit]",
+    );
+}
+
+// ------------------------------------------------------------ properties
+
+/// A random stack-machine input and a random property of its decoding that
+/// it has.
+fn arb_stack_case() -> impl proptest::strategy::Strategy<Value = (Vec<u8>, u8, usize)> {
+    (prop::collection::vec(any::<u8>(), 1..48), 0u8..3).prop_map(|(input, kind)| {
+        let ops = decode_ops(&input);
+        let threshold = match kind {
+            0 => ops.iter().filter(|op| **op == Op::Pop).count(),
+            1 => ops.iter().filter(|op| matches!(op, Op::Push(_))).count(),
+            _ => ops
+                .iter()
+                .map(|op| {
+                    if let Op::Push(x) = op {
+                        usize::from(*x)
+                    } else {
+                        0
+                    }
+                })
+                .sum(),
+        };
+        (input, kind, threshold)
+    })
+}
+
+fn stack_property(kind: u8, threshold: usize) -> impl Fn(&[u8]) -> bool {
+    move |c: &[u8]| {
+        let ops = decode_ops(c);
+        let value = match kind {
+            0 => ops.iter().filter(|op| **op == Op::Pop).count(),
+            1 => ops.iter().filter(|op| matches!(op, Op::Push(_))).count(),
+            _ => ops
+                .iter()
+                .map(|op| {
+                    if let Op::Push(x) = op {
+                        usize::from(*x)
+                    } else {
+                        0
+                    }
+                })
+                .sum(),
+        };
+        value >= threshold
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn result_is_interesting_smaller_and_one_minimal(case in arb_case()) {
+        let mut rec = Recorder::new(|c: &[u8]| case.holds(c));
+        let result = shrink_choices(&case.input, &mut rec);
+        prop_assert!(case.holds(&result));
+        prop_assert!(shortlex_le(&result, &case.input));
+        prop_assert!(is_one_minimal(&result, |c| case.holds(c)));
+        for candidate in &rec.log {
+            prop_assert!(shortlex_lt(candidate, &case.input));
+        }
+    }
+
+    #[test]
+    fn typed_result_is_interesting_smaller_and_one_minimal((input, kind, threshold) in arb_stack_case()) {
+        let holds = stack_property(kind, threshold);
+        let mut typed = Typed::new(&holds, render_ops);
+        let result = shrink_choices(&input, &mut typed);
+        prop_assert!(holds(&result));
+        // Integers compare by value with spans, so only the length is
+        // bytewise comparable with the input.
+        prop_assert!(result.len() <= input.len());
+        prop_assert!(is_one_minimal(&result, &holds));
+    }
+
+    #[test]
+    fn exhaustion_keeps_the_best_so_far(case in arb_case(), limit in 1usize..200) {
+        let mut rec = Recorder::new(|c: &[u8]| case.holds(c)).exhaust_after(limit);
+        let result = shrink_choices(&case.input, &mut rec);
+        prop_assert!(rec.log.len() <= limit);
+        prop_assert!(case.holds(&result));
+        prop_assert!(shortlex_le(&result, &case.input));
+    }
+}
