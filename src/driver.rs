@@ -24,6 +24,7 @@ use std::process::{Command, Stdio};
 const SHIM_MANIFEST: &str = include_str!("../templates/driver/shim/Cargo.toml");
 const SHIM_LIB: &str = include_str!("../templates/driver/shim/src/lib.rs");
 const SHIM_DRIVER: &str = include_str!("../templates/driver/shim/src/__driver.rs");
+const SHIM_PROBE: &str = include_str!("../templates/driver/shim/src/probe.rs");
 const MAIN_TEMPLATE: &str = include_str!("../templates/driver/main.rs");
 
 /// Build settings, named as cargo-fuzz names them.
@@ -116,6 +117,7 @@ pub fn generate(project: &FuzzProject, dir: &Path) -> Result<()> {
     write_if_changed(&dir.join("shim/Cargo.toml"), SHIM_MANIFEST)?;
     write_if_changed(&dir.join("shim/src/lib.rs"), SHIM_LIB)?;
     write_if_changed(&dir.join("shim/src/__driver.rs"), SHIM_DRIVER)?;
+    write_if_changed(&dir.join("shim/src/probe.rs"), SHIM_PROBE)?;
     for t in &project.targets {
         let main = MAIN_TEMPLATE.replace("{{TARGET_PATH}}", &escape_path(&t.src_path));
         write_if_changed(&dir.join(format!("bins/{}.rs", t.name)), &main)?;

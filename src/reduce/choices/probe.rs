@@ -1,175 +1,37 @@
-//! Draw boundaries found by probing a decoder: change one byte at a time
-//! and compare what the decoded value looks like.
+//! Draw boundaries found by probing a decoder (see the shared implementation
+//! in `templates/driver/shim/src/probe.rs`, which the generated driver uses
+//! for fuzz targets too).
 
 use crate::oracle::{Span, SpanKind};
 
-/// Values a byte is replaced with when probing (those equal to the byte are
-/// skipped): the low bit (an `arbitrary` bool, a continuation flag), the
-/// high bit (an enum variant's most significant byte), both extremes.
-const PROBES: [fn(u8) -> u8; 4] = [|b| b ^ 0x01, |b| b ^ 0x80, |_| 0x00, |_| 0xff];
+#[path = "../../../templates/driver/shim/src/probe.rs"]
+mod shared;
 
-/// What changing one byte did to the rendered value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Effect {
-    Unused,
-    /// Exactly this one literal token changed.
-    Leaf(usize),
-    Structural,
-}
-
-impl Effect {
-    fn combine(self, other: Effect) -> Effect {
-        match (self, other) {
-            (Effect::Unused, e) | (e, Effect::Unused) => e,
-            (Effect::Leaf(a), Effect::Leaf(b)) if a == b => Effect::Leaf(a),
-            _ => Effect::Structural,
-        }
-    }
-}
+#[cfg(test)]
+pub(crate) use shared::tokens;
 
 /// The spans of `input` as seen through `render`, which decodes a byte
 /// sequence and renders the value (`format!("{value:?}")`), or returns
-/// `None` when the bytes do not decode.
-///
-/// Every byte is replaced in turn by a few other values and the rendering
-/// is split into tokens (identifiers, numbers, string and char literals,
-/// punctuation) and compared with the original's:
-/// * nothing changes → [`SpanKind::Unused`] (not read, or ignored, like the
-///   low bytes of an enum's variant `u32`);
-/// * exactly one literal token changes (a number, string, char, `true` /
-///   `false`) and the token count stays → [`SpanKind::Leaf`]; neighbouring
-///   bytes that change the same token form one span (the bytes of one
-///   integer);
-/// * anything else (a variant name, the number of elements, decoding
-///   failing) → [`SpanKind::Structural`], one span per byte.
-///
-/// Neighbouring unused bytes form one span. This costs four decodes per
-/// byte; a typed fuzz target's driver does the same on its side.
-pub fn probe_spans<F>(input: &[u8], mut render: F) -> Vec<Span>
+/// `None` when the bytes do not decode. Each byte is replaced by a few other
+/// values and the rendering's tokens compared with the original's: nothing
+/// changes → [`SpanKind::Unused`]; exactly one literal token changes →
+/// [`SpanKind::Leaf`] (neighbouring bytes changing the same token form one
+/// span: the bytes of one integer); anything else → [`SpanKind::Structural`],
+/// one span per byte.
+pub fn probe_spans<F>(input: &[u8], render: F) -> Vec<Span>
 where
     F: FnMut(&[u8]) -> Option<String>,
 {
-    let base = render(input);
-    let base_tokens = base.as_deref().map(tokens);
-    let mut probe = input.to_vec();
-    let mut effects = Vec::with_capacity(input.len());
-    for (i, &byte) in input.iter().enumerate() {
-        let mut effect = Effect::Unused;
-        for alternative in PROBES.map(|f| f(byte)) {
-            if alternative == byte {
-                continue;
-            }
-            probe[i] = alternative;
-            let rendered = render(&probe);
-            effect = effect.combine(classify(
-                base_tokens.as_deref(),
-                rendered.as_deref().map(tokens).as_deref(),
-            ));
-            if effect == Effect::Structural {
-                break;
-            }
-        }
-        probe[i] = byte;
-        effects.push(effect);
-    }
-    group(&effects)
-}
-
-fn classify(base: Option<&[&str]>, probed: Option<&[&str]>) -> Effect {
-    match (base, probed) {
-        (None, None) => Effect::Unused,
-        (Some(a), Some(b)) if a == b => Effect::Unused,
-        (Some(a), Some(b)) if a.len() == b.len() => {
-            let mut differing = (0..a.len()).filter(|&t| a[t] != b[t]);
-            match (differing.next(), differing.next()) {
-                (Some(t), None) if is_literal(a[t]) && is_literal(b[t]) => Effect::Leaf(t),
-                _ => Effect::Structural,
-            }
-        }
-        _ => Effect::Structural,
-    }
-}
-
-fn group(effects: &[Effect]) -> Vec<Span> {
-    let mut spans: Vec<Span> = Vec::new();
-    let mut last: Option<Effect> = None;
-    for (i, &effect) in effects.iter().enumerate() {
-        let kind = match effect {
-            Effect::Unused => SpanKind::Unused,
-            Effect::Leaf(_) => SpanKind::Leaf,
-            Effect::Structural => SpanKind::Structural,
-        };
-        let extends = effect != Effect::Structural && last == Some(effect);
-        match spans.last_mut() {
-            Some(span) if extends => span.end = i + 1,
-            _ => spans.push(Span {
-                start: i,
-                end: i + 1,
-                kind,
-            }),
-        }
-        last = Some(effect);
-    }
-    spans
-}
-
-fn is_literal(token: &str) -> bool {
-    let first = token.chars().next().unwrap_or(' ');
-    first.is_ascii_digit()
-        || first == '"'
-        || first == '\''
-        || (first == '-' && token.len() > 1)
-        || matches!(token, "true" | "false" | "NaN" | "inf")
-}
-
-/// Splits a `Debug` rendering into tokens; whitespace separates tokens and
-/// is dropped.
-pub(crate) fn tokens(s: &str) -> Vec<&str> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i];
-        let start = i;
-        if c.is_ascii_whitespace() {
-            i += 1;
-            continue;
-        }
-        if c == b'"' || c == b'\'' {
-            // A literal up to the matching unescaped quote.
-            i += 1;
-            while i < bytes.len() && bytes[i] != c {
-                i += if bytes[i] == b'\\' { 2 } else { 1 };
-            }
-            i = (i + 1).min(bytes.len());
-        } else if c.is_ascii_digit()
-            || (c == b'-' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit))
-        {
-            i += 1;
-            while i < bytes.len() {
-                let d = bytes[i];
-                let exponent_sign = (d == b'-' || d == b'+') && matches!(bytes[i - 1], b'e' | b'E');
-                if d.is_ascii_alphanumeric() || d == b'_' || d == b'.' || exponent_sign {
-                    i += 1;
-                } else {
-                    break;
-                }
-            }
-        } else if c.is_ascii_alphabetic() || c == b'_' || !c.is_ascii() {
-            i += 1;
-            while i < bytes.len()
-                && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || !bytes[i].is_ascii())
-            {
-                i += 1;
-            }
-        } else {
-            i += 1;
-        }
-        // Non-ASCII bytes only end a token at a char boundary.
-        while !s.is_char_boundary(i) {
-            i += 1;
-        }
-        out.push(&s[start..i]);
-    }
-    out
+    shared::probe_spans(input, render)
+        .into_iter()
+        .map(|s| Span {
+            start: s.start,
+            end: s.end,
+            kind: match s.kind {
+                shared::SpanKind::Leaf => SpanKind::Leaf,
+                shared::SpanKind::Structural => SpanKind::Structural,
+                shared::SpanKind::Unused => SpanKind::Unused,
+            },
+        })
+        .collect()
 }

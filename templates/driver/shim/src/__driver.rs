@@ -434,104 +434,24 @@ fn run_batch(
     flush(output, out);
 }
 
-/// Which bytes form which draws: flip each byte two ways (low bit, high
-/// bit), decode, and compare the value's `Debug` tokens with the original's.
-/// One leaf token changed → the byte belongs to that leaf; the shape changed
-/// → structural; nothing changed → unused. Runs of bytes of the same leaf
-/// are one span; every structural byte is its own span.
+/// Which bytes form which draws, probed through the value's `Debug` form
+/// (see `probe.rs`): (start, end, kind) with kind 0 leaf, 1 structural,
+/// 2 unused.
 fn probe_spans(target: &Target, data: &[u8]) -> Vec<(usize, usize, u8)> {
-    const LEAF: u8 = 0;
-    const STRUCTURAL: u8 = 1;
-    const UNUSED: u8 = 2;
-    let Some(base) = value_of(target, data) else {
+    if value_of(target, data).is_none() {
         return Vec::new();
-    };
-    let base_tokens = tokens(&base);
-    let mut probe = data.to_vec();
-    // (kind, leaf token) per byte
-    let mut class: Vec<(u8, usize)> = Vec::with_capacity(data.len());
-    for i in 0..data.len() {
-        let mut kind = UNUSED;
-        let mut leaf = usize::MAX;
-        for flip in [0x01u8, 0x80] {
-            probe[i] = data[i] ^ flip;
-            let changed = match value_of(target, &probe) {
-                None => Some(None),
-                Some(v) if v == base => None,
-                Some(v) => Some(single_token_change(&base_tokens, &tokens(&v))),
+    }
+    crate::probe::probe_spans(data, |b| value_of(target, b))
+        .into_iter()
+        .map(|s| {
+            let kind = match s.kind {
+                crate::probe::SpanKind::Leaf => 0,
+                crate::probe::SpanKind::Structural => 1,
+                crate::probe::SpanKind::Unused => 2,
             };
-            probe[i] = data[i];
-            match changed {
-                None => {}
-                Some(Some(t)) if kind != STRUCTURAL && (leaf == usize::MAX || leaf == t) => {
-                    kind = LEAF;
-                    leaf = t;
-                }
-                Some(_) => kind = STRUCTURAL,
-            }
-        }
-        class.push((kind, leaf));
-    }
-    let mut spans: Vec<(usize, usize, u8)> = Vec::new();
-    let mut i = 0;
-    while i < class.len() {
-        let (kind, leaf) = class[i];
-        let mut j = i + 1;
-        if kind != STRUCTURAL {
-            while j < class.len() && class[j] == (kind, leaf) {
-                j += 1;
-            }
-        }
-        spans.push((i, j, kind));
-        i = j;
-    }
-    spans
-}
-
-/// Splits a `Debug` rendering into tokens: runs of identifier characters,
-/// quoted strings, and single punctuation characters.
-fn tokens(text: &str) -> Vec<&str> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i];
-        let start = i;
-        if c == b'"' || c == b'\'' {
-            i += 1;
-            while i < bytes.len() && bytes[i] != c {
-                i += if bytes[i] == b'\\' { 2 } else { 1 };
-            }
-            i = (i + 1).min(bytes.len());
-        } else if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.' || c >= 0x80 {
-            while i < bytes.len()
-                && (bytes[i].is_ascii_alphanumeric() || matches!(bytes[i], b'_' | b'-' | b'.') || bytes[i] >= 0x80)
-            {
-                i += 1;
-            }
-        } else {
-            i += 1;
-            if c == b' ' {
-                continue;
-            }
-        }
-        out.push(&text[start..i]);
-    }
-    out
-}
-
-/// The index of the only differing token, if the token lists have the same
-/// shape and differ in exactly one place.
-fn single_token_change(a: &[&str], b: &[&str]) -> Option<usize> {
-    if a.len() != b.len() {
-        return None;
-    }
-    let mut diff = a.iter().zip(b).enumerate().filter(|(_, (x, y))| x != y);
-    let first = diff.next()?.0;
-    match diff.next() {
-        None => Some(first),
-        Some(_) => None,
-    }
+            (s.start, s.end, kind)
+        })
+        .collect()
 }
 
 /// Runs one input and writes its outcome frame; `true` if it panicked.

@@ -220,3 +220,4 @@ macro_rules! fuzz_crossover {
 
 #[doc(hidden)]
 pub mod __driver;
+mod probe;
