@@ -19,6 +19,7 @@ mod batch;
 pub mod choices;
 pub mod chunks;
 pub mod ddmin;
+pub mod generator;
 pub mod seeds;
 pub mod simplify;
 #[cfg(test)]
@@ -32,6 +33,7 @@ use crate::oracle::Oracle;
 pub use choices::{probe_spans, shrink_choices, ChoiceElement};
 pub use chunks::{delete_chunks, delete_windows};
 pub use ddmin::ddmin;
+pub use generator::{shrink_generated, GeneratorOracle};
 pub use seeds::{fuzzingbook_dd, seed_ddmin, seed_ddrmin};
 pub use simplify::{simplify, Canonical};
 
