@@ -53,6 +53,31 @@ const TARGETS: &[(&str, [u64; 2], &str)] = &[
     ),
     ("typed_threshold", [0, 1], "(1000, 301)"),
     ("typed_ops", [783, 1120], "[Deposit(2), Withdraw(1), Audit]"),
+    (
+        "typed_packet",
+        [0, 1],
+        "Packet { seq: 0, timestamp: 0, source: [0, 0, 0, 0], ttl: 0, options: [], \
+         kind: Fragment { offset: 1501 }, payload: [] }",
+    ),
+    (
+        "typed_config",
+        [1, 13],
+        r#"Config { name: "", id: 0, version: (0, 0, 0), retries: None, timeouts: [],
+           mode: Strict, limits: Limits { max_body: 0, max_conn: 262144 } }"#,
+    ),
+    (
+        "typed_events",
+        [28, 37],
+        "[Event { at: 0, user: None, action: AddToCart { item: 0, qty: 1 } }, \
+         Event { at: 0, user: None, action: Checkout }]",
+    ),
+    (
+        "typed_telemetry",
+        [1, 2],
+        r#"Report { header: Header { device: 0, boot_time: 0, firmware: (0, 0, 0) },
+           seq: 0, location: None, samples: [], label: "",
+           reading: Temperature { centi_celsius: 5453 } }"#,
+    ),
 ];
 
 /// splitmix64 seeded by FNV-1a of a name: the generator of

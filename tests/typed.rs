@@ -69,6 +69,39 @@ const CASES: &[Case] = &[
         expected: "[Deposit(2), Withdraw(1), Audit]",
         seeds: [SEED_OPS_0, SEED_OPS_1],
     },
+    Case {
+        target: "typed_packet",
+        message: "fragment ends past the reassembly buffer",
+        location: "src/lib.rs:485:10",
+        expected: "Packet { seq: 0, timestamp: 0, source: [0, 0, 0, 0], ttl: 0, options: [], \
+                   kind: Fragment { offset: 1501 }, payload: [] }",
+        seeds: [SEED_PACKET_0, SEED_PACKET_1],
+    },
+    Case {
+        target: "typed_config",
+        message: "attempt to multiply with overflow",
+        location: "src/lib.rs:511:44",
+        expected: r#"Config { name: "", id: 0, version: (0, 0, 0), retries: None, timeouts: [],
+                   mode: Strict, limits: Limits { max_body: 0, max_conn: 262144 } }"#,
+        seeds: [SEED_CONFIG_0, SEED_CONFIG_1],
+    },
+    Case {
+        target: "typed_events",
+        message: "guest checkout has no account to charge",
+        location: "src/lib.rs:554:28",
+        expected: "[Event { at: 0, user: None, action: AddToCart { item: 0, qty: 1 } }, \
+                   Event { at: 0, user: None, action: Checkout }]",
+        seeds: [SEED_EVENTS_0, SEED_EVENTS_1],
+    },
+    Case {
+        target: "typed_telemetry",
+        message: "attempt to add with overflow",
+        location: "src/lib.rs:577:18",
+        expected: r#"Report { header: Header { device: 0, boot_time: 0, firmware: (0, 0, 0) },
+                   seq: 0, location: None, samples: [], label: "",
+                   reading: Temperature { centi_celsius: 5453 } }"#,
+        seeds: [SEED_TELEMETRY_0, SEED_TELEMETRY_1],
+    },
 ];
 
 // Found by `find_typed_seeds` (the first two crashing seeds from 0 up).
@@ -82,6 +115,14 @@ const SEED_THRESHOLD_0: u64 = 0;
 const SEED_THRESHOLD_1: u64 = 1;
 const SEED_OPS_0: u64 = 783;
 const SEED_OPS_1: u64 = 1120;
+const SEED_PACKET_0: u64 = 0;
+const SEED_PACKET_1: u64 = 1;
+const SEED_CONFIG_0: u64 = 1;
+const SEED_CONFIG_1: u64 = 13;
+const SEED_EVENTS_0: u64 = 28;
+const SEED_EVENTS_1: u64 = 37;
+const SEED_TELEMETRY_0: u64 = 1;
+const SEED_TELEMETRY_1: u64 = 2;
 
 /// A seeded random blob of 200–2000 bytes (the same in `benches/choices.rs`).
 fn blob(target: &str, seed: u64) -> Vec<u8> {
@@ -246,6 +287,26 @@ fn typed_threshold_reduces_to_minimal_value() {
 #[test]
 fn typed_ops_reduces_to_minimal_value() {
     check_target("typed_ops");
+}
+
+#[test]
+fn typed_packet_reduces_to_minimal_value() {
+    check_target("typed_packet");
+}
+
+#[test]
+fn typed_config_reduces_to_minimal_value() {
+    check_target("typed_config");
+}
+
+#[test]
+fn typed_events_reduces_to_minimal_value() {
+    check_target("typed_events");
+}
+
+#[test]
+fn typed_telemetry_reduces_to_minimal_value() {
+    check_target("typed_telemetry");
 }
 
 #[test]
