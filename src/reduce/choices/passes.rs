@@ -158,6 +158,44 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
         }
     }
 
+    /// Sweeps the units in windows of [`POSITIONS_PER_LIST`] positions:
+    /// `candidates` lists the edits to try at one position, the window's
+    /// edits are tried as one list (the first that works is accepted), and
+    /// the sweep resumes at the accepted position (minus `back`) until a
+    /// whole pass over the units changes nothing more.
+    fn sweep(
+        &mut self,
+        back: usize,
+        mut candidates: impl FnMut(&Self, &Units, usize) -> Vec<Edit>,
+    ) -> bool {
+        let mut changed = false;
+        let mut i = 0;
+        while !self.exhausted() {
+            let units = self.units();
+            let m = units.list.len();
+            if i >= m {
+                break;
+            }
+            let end = (i + POSITIONS_PER_LIST).min(m);
+            let mut edits = Vec::new();
+            let mut at = Vec::new();
+            for p in i..end {
+                for edit in candidates(self, &units, p) {
+                    edits.push(edit);
+                    at.push(p);
+                }
+            }
+            match self.try_edits(&edits) {
+                Some(found) => {
+                    changed = true;
+                    i = at[found].saturating_sub(back);
+                }
+                None => i = end,
+            }
+        }
+        changed
+    }
+
     /// Deletes runs of 1..=[`MAX_RUN`] consecutive units at every position
     /// (a collection element is its continuation byte plus the element's
     /// units), each also with the tail length field lowered to match; a
@@ -227,50 +265,28 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     /// byte; an odd byte is also made even, which turns an `arbitrary` bool
     /// off) and deletes the payload that followed it.
     pub(super) fn tags_off(&mut self) -> bool {
-        let mut changed = false;
-        let mut i = 0;
-        while !self.exhausted() {
-            let units = self.units();
-            let list = &units.list;
-            let m = list.len();
-            if i >= m {
-                break;
-            }
-            let end = (i + POSITIONS_PER_LIST).min(m);
+        self.sweep(0, |s, units, p| {
+            let unit = units.list[p];
             let mut edits = Vec::new();
-            let mut at = Vec::new();
-            for (p, &unit) in list.iter().enumerate().take(end).skip(i) {
-                if self.is_zero(&unit) || (units.typed && unit.kind != SpanKind::Structural) {
-                    continue;
-                }
-                let mut values = vec![vec![0; unit.len()]];
-                let first = self.current[unit.start];
-                if unit.len() == 1 && first % 2 == 1 && first > 1 {
-                    values.push(vec![first & !1]);
-                }
-                let ends = self.payload_ends(&units, p, MAX_PAYLOAD_UNITS, MAX_PAYLOAD_BYTES);
-                for value in values {
-                    for &payload_end in &ends {
-                        let edit = Edit::write(unit.start, value.clone())
-                            .and_delete(unit.end, payload_end);
-                        for edit in edit.with_tails(&self.current) {
-                            edits.push(edit);
-                            at.push(p);
-                        }
-                    }
-                    edits.push(Edit::write(unit.start, value));
-                    at.push(p);
-                }
+            if s.is_zero(&unit) || (units.typed && unit.kind != SpanKind::Structural) {
+                return edits;
             }
-            match self.try_edits(&edits) {
-                Some(found) => {
-                    changed = true;
-                    i = at[found];
-                }
-                None => i = end,
+            let mut values = vec![vec![0; unit.len()]];
+            let first = s.current[unit.start];
+            if unit.len() == 1 && first % 2 == 1 && first > 1 {
+                values.push(vec![first & !1]);
             }
-        }
-        changed
+            let ends = s.payload_ends(units, p, MAX_PAYLOAD_UNITS, MAX_PAYLOAD_BYTES);
+            for value in values {
+                for &payload_end in &ends {
+                    let edit =
+                        Edit::write(unit.start, value.clone()).and_delete(unit.end, payload_end);
+                    edits.extend(edit.with_tails(&s.current));
+                }
+                edits.push(Edit::write(unit.start, value));
+            }
+            edits
+        })
     }
 
     /// Zeroes units (without spans: windows of 1..=[`MAX_RUN`] bytes), a
@@ -349,52 +365,30 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     /// (any byte without spans) lowered also with the units (bytes) after it
     /// deleted, since a simpler variant usually reads less.
     pub(super) fn lower_small_values(&mut self) -> bool {
-        let mut changed = false;
-        let mut i = 0;
-        while !self.exhausted() {
-            let units = self.units();
-            let list = &units.list;
-            let m = list.len();
-            if i >= m {
-                break;
-            }
-            let end = (i + POSITIONS_PER_LIST).min(m);
+        self.sweep(0, |s, units, p| {
+            let unit = units.list[p];
+            let shapes = !units.typed || unit.kind == SpanKind::Structural;
+            let ends = if shapes {
+                s.payload_ends(units, p, MAX_PAYLOAD_UNITS, MAX_LOWERED_PAYLOAD_BYTES)
+            } else {
+                vec![]
+            };
             let mut edits = Vec::new();
-            let mut at = Vec::new();
-            for (p, &unit) in list.iter().enumerate().take(end).skip(i) {
-                let shapes = !units.typed || unit.kind == SpanKind::Structural;
-                let ends = if shapes {
-                    self.payload_ends(&units, p, MAX_PAYLOAD_UNITS, MAX_LOWERED_PAYLOAD_BYTES)
-                } else {
-                    vec![]
-                };
-                for pos in Self::byte_targets(&units, &unit) {
-                    let v = self.current[pos];
-                    if v == 0 || v > LINEAR_LIMIT {
-                        continue;
+            for pos in Self::byte_targets(units, &unit) {
+                let v = s.current[pos];
+                if v == 0 || v > LINEAR_LIMIT {
+                    continue;
+                }
+                for w in 0..v {
+                    for &payload_end in &ends {
+                        let edit = Edit::write(pos, vec![w]).and_delete(unit.end, payload_end);
+                        edits.extend(edit.with_tails(&s.current));
                     }
-                    for w in 0..v {
-                        for &payload_end in &ends {
-                            let edit = Edit::write(pos, vec![w]).and_delete(unit.end, payload_end);
-                            for edit in edit.with_tails(&self.current) {
-                                edits.push(edit);
-                                at.push(p);
-                            }
-                        }
-                        edits.push(Edit::write(pos, vec![w]));
-                        at.push(p);
-                    }
+                    edits.push(Edit::write(pos, vec![w]));
                 }
             }
-            match self.try_edits(&edits) {
-                Some(found) => {
-                    changed = true;
-                    i = at[found];
-                }
-                None => i = end,
-            }
-        }
-        changed
+            edits
+        })
     }
 
     /// Lowers larger values by binary search: single bytes above
@@ -533,55 +527,38 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     /// windows of 1..=[`MAX_RUN`] bytes) when that comes first in the order.
     /// Repeated swaps bubble-sort a run of equal-shaped draws.
     pub(super) fn reorder_draws(&mut self) -> bool {
-        let mut changed = false;
-        let mut i = 0;
-        while !self.exhausted() {
-            let units = self.units();
+        // A swap changes what the units before it can be swapped with.
+        self.sweep(MAX_RUN, |s, units, p| {
             let list = &units.list;
             let m = list.len();
-            if i >= m {
-                break;
-            }
-            let end = (i + POSITIONS_PER_LIST).min(m);
+            let max_block = if units.typed { MAX_BLOCK } else { MAX_RUN };
             let mut edits = Vec::new();
-            let mut at = Vec::new();
-            for p in i..end {
-                let max_block = if units.typed { MAX_BLOCK } else { MAX_RUN };
-                for k in 1..=max_block {
-                    if p + 2 * k > m {
-                        break;
-                    }
-                    let (a, b) = (&list[p..p + k], &list[p + k..p + 2 * k]);
-                    let same_shape = a
-                        .iter()
-                        .zip(b)
-                        .all(|(x, y)| x.len() == y.len() && x.kind == y.kind);
-                    if !same_shape {
-                        continue;
-                    }
-                    let (a_start, b_start, b_end) = (a[0].start, b[0].start, b[k - 1].end);
-                    let bytes_a = &self.current[a_start..b_start];
-                    let bytes_b = &self.current[b_start..b_end];
-                    // Which order is smaller is for the draw order to say
-                    // (integers compare by value).
-                    if bytes_b != bytes_a {
-                        edits.push(
-                            Edit::write(a_start, bytes_b.to_vec())
-                                .and_write(a_start + bytes_b.len(), bytes_a.to_vec()),
-                        );
-                        at.push(p);
-                    }
+            for k in 1..=max_block {
+                if p + 2 * k > m {
+                    break;
+                }
+                let (a, b) = (&list[p..p + k], &list[p + k..p + 2 * k]);
+                let same_shape = a
+                    .iter()
+                    .zip(b)
+                    .all(|(x, y)| x.len() == y.len() && x.kind == y.kind);
+                if !same_shape {
+                    continue;
+                }
+                let (a_start, b_start, b_end) = (a[0].start, b[0].start, b[k - 1].end);
+                let bytes_a = &s.current[a_start..b_start];
+                let bytes_b = &s.current[b_start..b_end];
+                // Which order is smaller is for the draw order to say
+                // (integers compare by value).
+                if bytes_b != bytes_a {
+                    edits.push(
+                        Edit::write(a_start, bytes_b.to_vec())
+                            .and_write(a_start + bytes_b.len(), bytes_a.to_vec()),
+                    );
                 }
             }
-            match self.try_edits(&edits) {
-                Some(found) => {
-                    changed = true;
-                    i = at[found].saturating_sub(MAX_RUN);
-                }
-                None => i = end,
-            }
-        }
-        changed
+            edits
+        })
     }
 
     /// Moves value from a draw to one of the next [`NEARBY`] draws of the
