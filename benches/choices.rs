@@ -78,6 +78,22 @@ const TARGETS: &[(&str, [u64; 2], &str)] = &[
            seq: 0, location: None, samples: [], label: "",
            reading: Temperature { centi_celsius: 5453 } }"#,
     ),
+    ("typed_window", [102, 491], "[0, 0, 0, 0, 0, 0, 0, 4096]"),
+    ("typed_matrix", [501, 3564], "[[0, 0, 0], [0, 0, 0], []]"),
+    (
+        "typed_route",
+        [153, 1540],
+        "[Hop { node: 1, cost: 0 }, Hop { node: 0, cost: 0 }, Hop { node: 0, cost: 0 }, \
+         Hop { node: 0, cost: 0 }, Hop { node: 0, cost: 0 }, Hop { node: 0, cost: 0 }, \
+         Hop { node: 0, cost: 0 }, Hop { node: 0, cost: 0 }]",
+    ),
+    (
+        "typed_batch",
+        [302, 636],
+        "[Job { id: 0, priority: 128, deadline: 0 }, Job { id: 0, priority: 128, deadline: 0 }, \
+         Job { id: 0, priority: 128, deadline: 0 }, Job { id: 0, priority: 128, deadline: 0 }, \
+         Job { id: 0, priority: 128, deadline: 0 }]",
+    ),
 ];
 
 /// splitmix64 seeded by FNV-1a of a name: the generator of

@@ -102,6 +102,38 @@ const CASES: &[Case] = &[
                    reading: Temperature { centi_celsius: 5453 } }"#,
         seeds: [SEED_TELEMETRY_0, SEED_TELEMETRY_1],
     },
+    Case {
+        target: "typed_window",
+        message: "attempt to subtract with overflow",
+        location: "src/lib.rs:612:21",
+        expected: "[0, 0, 0, 0, 0, 0, 0, 4096]",
+        seeds: [SEED_WINDOW_0, SEED_WINDOW_1],
+    },
+    Case {
+        target: "typed_matrix",
+        message: "kernel reads past the end of a row",
+        location: "src/lib.rs:643:22",
+        expected: "[[0, 0, 0], [0, 0, 0], []]",
+        seeds: [SEED_MATRIX_0, SEED_MATRIX_1],
+    },
+    Case {
+        target: "typed_route",
+        message: "index out of bounds: the len is 6 but the index is 6",
+        location: "src/lib.rs:682:9",
+        expected: "[Hop { node: 1, cost: 0 }, Hop { node: 0, cost: 0 }, Hop { node: 0, cost: 0 }, \
+                   Hop { node: 0, cost: 0 }, Hop { node: 0, cost: 0 }, Hop { node: 0, cost: 0 }, \
+                   Hop { node: 0, cost: 0 }, Hop { node: 0, cost: 0 }]",
+        seeds: [SEED_ROUTE_0, SEED_ROUTE_1],
+    },
+    Case {
+        target: "typed_batch",
+        message: "index out of bounds: the len is 4 but the index is 4",
+        location: "src/lib.rs:713:13",
+        expected: "[Job { id: 0, priority: 128, deadline: 0 }, Job { id: 0, priority: 128, deadline: 0 }, \
+                   Job { id: 0, priority: 128, deadline: 0 }, Job { id: 0, priority: 128, deadline: 0 }, \
+                   Job { id: 0, priority: 128, deadline: 0 }]",
+        seeds: [SEED_BATCH_0, SEED_BATCH_1],
+    },
 ];
 
 // Found by `find_typed_seeds` (the first two crashing seeds from 0 up).
@@ -123,6 +155,14 @@ const SEED_EVENTS_0: u64 = 28;
 const SEED_EVENTS_1: u64 = 37;
 const SEED_TELEMETRY_0: u64 = 1;
 const SEED_TELEMETRY_1: u64 = 2;
+const SEED_WINDOW_0: u64 = 102;
+const SEED_WINDOW_1: u64 = 491;
+const SEED_MATRIX_0: u64 = 501;
+const SEED_MATRIX_1: u64 = 3564;
+const SEED_ROUTE_0: u64 = 153;
+const SEED_ROUTE_1: u64 = 1540;
+const SEED_BATCH_0: u64 = 302;
+const SEED_BATCH_1: u64 = 636;
 
 /// A seeded random blob of 200–2000 bytes (the same in `benches/choices.rs`).
 fn blob(target: &str, seed: u64) -> Vec<u8> {
@@ -307,6 +347,26 @@ fn typed_events_reduces_to_minimal_value() {
 #[test]
 fn typed_telemetry_reduces_to_minimal_value() {
     check_target("typed_telemetry");
+}
+
+#[test]
+fn typed_window_reduces_to_minimal_value() {
+    check_target("typed_window");
+}
+
+#[test]
+fn typed_matrix_reduces_to_minimal_value() {
+    check_target("typed_matrix");
+}
+
+#[test]
+fn typed_route_reduces_to_minimal_value() {
+    check_target("typed_route");
+}
+
+#[test]
+fn typed_batch_reduces_to_minimal_value() {
+    check_target("typed_batch");
 }
 
 #[test]
