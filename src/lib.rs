@@ -20,6 +20,7 @@ pub mod emit_test;
 pub mod error;
 pub mod exec;
 pub mod exit_code;
+pub mod grammar;
 pub mod interrupt;
 pub mod oracle;
 pub mod outcome;
