@@ -1,0 +1,2 @@
+//! Placeholder until the Earley benchmark lands.
+fn main() {}
