@@ -1164,3 +1164,45 @@ fn emitted_regression_test_replays_the_crash() {
     );
     std::fs::remove_file(&test_file).unwrap();
 }
+
+/// Value-level caching on a typed target whose bug kills the driver: values
+/// known to abort are answered without running (and without a restart),
+/// and the result is the minimal value.
+#[test]
+fn typed_abort_uses_the_value_cache_for_fatal_values() {
+    let test = "typed_abort_value_cache";
+    let fx = fixture();
+    let _guard = lock_target("typed_abort");
+    let mut rng = Rng::from_name(test);
+    // Noise frames (channel != 7), the fatal frame, more noise frames.
+    let mut data = Vec::new();
+    let frame = |rng: &mut Rng, channel: u8| {
+        let mut f = vec![1, channel];
+        f.extend((0..6).map(|_| rng.byte()));
+        f
+    };
+    for _ in 0..40 {
+        let c = (rng.byte() % 6) as u8;
+        data.extend(frame(&mut rng, c));
+    }
+    let mut fatal = frame(&mut rng, 7);
+    fatal[2] = 0xff; // length > 2
+    data.extend(fatal);
+    for _ in 0..40 {
+        let c = (rng.byte() % 6) as u8;
+        data.extend(frame(&mut rng, c));
+    }
+    let artifact = fx.write_artifact("typed_abort", test, &data);
+    let run = reduce(&artifact, &[]);
+    run.assert_code(0);
+    let v = run.message("reduce-finished");
+    assert_eq!(v["signature"]["kind"], "abort", "{v}");
+    assert_eq!(v["strategy"], "choices", "{v}");
+    assert!(v["tests_value_cached"].as_u64().unwrap() > 0, "{v}");
+    let debug: String = v["debug"].as_str().unwrap().split_whitespace().collect();
+    assert_eq!(debug, "[Frame{channel:7,length:3,checksum:0,},]", "{v}");
+    // Every abort costs a restart; remembered fatal values do not.
+    let executed = v["tests_executed"].as_u64().unwrap();
+    let restarts = v["driver_restarts"].as_u64().unwrap();
+    assert!(restarts <= executed, "{v}");
+}
