@@ -1182,14 +1182,14 @@ fn typed_abort_uses_the_value_cache_for_fatal_values() {
         f
     };
     for _ in 0..40 {
-        let c = (rng.byte() % 6) as u8;
+        let c = rng.byte() % 6;
         data.extend(frame(&mut rng, c));
     }
     let mut fatal = frame(&mut rng, 7);
     fatal[2] = 0xff; // length > 2
     data.extend(fatal);
     for _ in 0..40 {
-        let c = (rng.byte() % 6) as u8;
+        let c = rng.byte() % 6;
         data.extend(frame(&mut rng, c));
     }
     let artifact = fx.write_artifact("typed_abort", test, &data);

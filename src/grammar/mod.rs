@@ -21,7 +21,10 @@ pub enum Term {
     Literal(Vec<u8>),
     /// One byte from a set of inclusive ranges (`[a-z0-9_]`); `negated`
     /// matches any byte outside them.
-    Class { ranges: Vec<(u8, u8)>, negated: bool },
+    Class {
+        ranges: Vec<(u8, u8)>,
+        negated: bool,
+    },
 }
 
 impl Term {
@@ -91,3 +94,12 @@ impl Tree {
         }
     }
 }
+pub mod earley;
+pub mod load;
+pub mod reduce;
+
+pub use earley::{parse, ParseError, Parser};
+pub use load::{
+    builtin, builtin_grammar, load_grammar, parse_grammar, GrammarError, GrammarWarning,
+    LoadedGrammar, BUILTIN_NAMES,
+};
