@@ -7,11 +7,12 @@
 use crate::crash_oracle::Budget;
 use crate::driver::BuildOptions;
 use crate::exit_code;
+use crate::grammar::reduce::TreeStrategy;
 use crate::outcome::MatchMode;
 use crate::project::Locate;
 use crate::reduce::Strategy;
 use crate::report::Format;
-use crate::session::Options;
+use crate::session::{Options, StrategyChoice};
 use clap::{Parser, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -64,9 +65,13 @@ pub struct Cli {
     #[arg(long = "match", value_name = "MODE", default_value = "location")]
     pub match_mode: MatchMode,
 
-    /// Reduction strategy (default: choices for typed targets, default otherwise): default (chunks, windows, ddmin, simplification), choices (arbitrary-aware choice-sequence shrinking), ddmin, chunks, seed-ddmin, ddrmin, fuzzingbook-dd.
+    /// Reduction strategy (default: choices for typed targets, default otherwise): default (chunks, windows, ddmin, simplification), choices (arbitrary-aware choice-sequence shrinking), ddmin, chunks, seed-ddmin, ddrmin, fuzzingbook-dd. With --grammar: grammar (default), hdd, perses, grammar-reducer, grammar-reducer-depth, gtr, production.
     #[arg(long, value_name = "NAME")]
-    pub strategy: Option<Strategy>,
+    pub strategy: Option<String>,
+
+    /// Reduce the derivation tree of the input under this grammar: a shipped one (json, expr, csv, ini) or a grammar file (Fuzzing Book JSON or BNF).
+    #[arg(long, value_name = "NAME|FILE")]
+    pub grammar: Option<String>,
 
     /// Per-test time limit in seconds (default: 10× the original's run time, at least 1 s; 1 s for hangs).
     #[arg(long, value_name = "SECS")]
@@ -219,6 +224,21 @@ impl Cli {
             (None, Some(v)) => parse_u64(v, "malloc_limit_mb")?,
             (None, None) => 0,
         };
+        let strategy = match (&self.strategy, &self.grammar) {
+            (None, _) => StrategyChoice::Auto,
+            (Some(name), None) => match name.parse::<Strategy>() {
+                Ok(s) => StrategyChoice::Bytes(s),
+                Err(_) if name.parse::<TreeStrategy>().is_ok() => {
+                    return Err(format!(
+                        "strategy `{name}` reduces derivation trees: also pass --grammar NAME|FILE"
+                    ))
+                }
+                Err(e) => return Err(e.to_string()),
+            },
+            (Some(name), Some(_)) => {
+                StrategyChoice::Tree(name.parse::<TreeStrategy>().map_err(|e| e.to_string())?)
+            }
+        };
         Ok(Options {
             locate: Locate {
                 fuzz_dir: self.fuzz_dir.clone(),
@@ -242,7 +262,8 @@ impl Cli {
             output: self.output.clone(),
             emit_test: self.emit_test.clone(),
             match_mode: self.match_mode,
-            strategy: self.strategy,
+            strategy,
+            grammar: self.grammar.clone(),
             timeout,
             rss_limit_mb,
             malloc_limit_mb,

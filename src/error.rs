@@ -34,6 +34,16 @@ pub enum Error {
     TargetNotInferred { path: PathBuf, known: Vec<String> },
     #[error("the driver for `{target}` failed to build (cargo's diagnostics above); fix the build or check --features")]
     Build { target: String, diagnostics: String },
+    #[error("unknown grammar `{name}`: pass a grammar file, or one of: {}", known.join(", "))]
+    UnknownGrammar { name: String, known: Vec<String> },
+    #[error("invalid grammar: {0}")]
+    Grammar(#[from] crate::grammar::load::GrammarError),
+    #[error("{path} does not parse with grammar {grammar}: {detail}; check the grammar or reduce without --grammar")]
+    NoParse {
+        path: PathBuf,
+        grammar: String,
+        detail: String,
+    },
     #[error("cannot run cargo: {0}")]
     Cargo(String),
     #[error(transparent)]
@@ -70,6 +80,8 @@ impl Error {
             }
             Error::Build { .. } | Error::Cargo(_) | Error::Exec(_) => exit_code::BUILD_FAILED,
             Error::NoCrash { .. } => exit_code::NO_CRASH,
+            Error::UnknownGrammar { .. } | Error::Grammar(_) => exit_code::BAD_GRAMMAR,
+            Error::NoParse { .. } => exit_code::NO_PARSE,
             Error::Flaky { .. } => exit_code::FLAKY,
         }
     }

@@ -19,6 +19,10 @@ pub const BAD_INPUT: i32 = 5;
 pub const NO_PROJECT: i32 = 6;
 /// The fuzz target is unknown or could not be inferred.
 pub const UNKNOWN_TARGET: i32 = 7;
+/// The grammar (`--grammar`) is unknown or invalid.
+pub const BAD_GRAMMAR: i32 = 8;
+/// The artifact does not parse with the grammar.
+pub const NO_PARSE: i32 = 9;
 /// The in-process driver for the target did not build or start.
 pub const BUILD_FAILED: i32 = 101;
 /// Interrupted (SIGINT/SIGTERM); the best result so far was written.

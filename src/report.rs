@@ -28,6 +28,11 @@ pub struct Summary {
     pub signature: Signature,
     pub match_mode: &'static str,
     pub strategy: String,
+    /// `--grammar`, if the derivation tree was reduced.
+    pub grammar: Option<String>,
+    /// Tree reducers' candidates that the grammar would not derive
+    /// (expected 0; the final byte-level polish is not counted).
+    pub invalid_candidates: Option<u64>,
     pub original_len: usize,
     pub reduced_len: usize,
     /// Tests that ran the target.
@@ -205,6 +210,12 @@ impl Reporter {
             ),
         );
         self.status("Signature", s.signature.to_string());
+        if let (Some(grammar), Some(invalid)) = (&s.grammar, s.invalid_candidates) {
+            self.status(
+                "Grammar",
+                format!("{grammar}: {invalid} candidates outside the grammar"),
+            );
+        }
         if !s.other_signatures.is_empty() {
             let total: u64 = s.other_signatures.iter().map(|o| o.count).sum();
             let first = &s.other_signatures[0];

@@ -11,6 +11,7 @@ use crate::driver::{self, BuildOptions};
 use crate::emit_test::RegressionTest;
 use crate::error::{Error, Result};
 use crate::exec::{ExecConfig, Executor};
+use crate::grammar::{self, reduce::TreeStrategy, Grammar, Tree};
 use crate::oracle::Cached;
 use crate::outcome::{CrashKind, MatchMode, Outcome, Signature};
 use crate::output::{check_output, default_output, write_atomic};
@@ -35,9 +36,9 @@ pub struct Options {
     /// Also write a regression test here.
     pub emit_test: Option<PathBuf>,
     pub match_mode: MatchMode,
-    /// `None`: choice-sequence shrinking for typed targets, the default byte
-    /// pipeline otherwise.
-    pub strategy: Option<Strategy>,
+    pub strategy: StrategyChoice,
+    /// Reduce the derivation tree under this grammar (a shipped name or a file).
+    pub grammar: Option<String>,
     /// Per-test time limit; derived from the original's run time if `None`.
     pub timeout: Option<Duration>,
     pub rss_limit_mb: u64,
@@ -45,6 +46,16 @@ pub struct Options {
     /// How many times the original is run before reducing.
     pub reruns: usize,
     pub budget: Budget,
+}
+
+/// Which reducer to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrategyChoice {
+    /// Choice-sequence shrinking for typed targets, the byte pipeline
+    /// otherwise; the tree pipeline with `--grammar`.
+    Auto,
+    Bytes(Strategy),
+    Tree(TreeStrategy),
 }
 
 /// The target, built and running.
@@ -176,13 +187,49 @@ fn reproduce(
     Ok((first, slowest))
 }
 
-/// The strategy asked for, else the best one for the kind of target.
-fn choose_strategy(asked: Option<Strategy>, typed: bool) -> Strategy {
+/// The byte strategy asked for, else the best one for the kind of target.
+fn choose_strategy(asked: StrategyChoice, typed: bool) -> Strategy {
     match asked {
-        Some(s) => s,
-        None if typed => "choices".parse().unwrap_or_default(),
-        None => Strategy::Default,
+        StrategyChoice::Bytes(s) => s,
+        _ if typed => Strategy::Choices,
+        _ => Strategy::Default,
     }
+}
+
+/// Loads `--grammar`: a shipped grammar by name, else a file.
+fn load_grammar(spec: &str) -> Result<Grammar> {
+    if let Some(g) = grammar::load::builtin_grammar(spec) {
+        return Ok(g);
+    }
+    let path = Path::new(spec);
+    if !path.is_file() {
+        return Err(Error::UnknownGrammar {
+            name: spec.to_owned(),
+            known: grammar::load::BUILTIN_NAMES
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        });
+    }
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    Ok(grammar::load::parse_grammar(
+        &text,
+        &path.display().to_string(),
+    )?)
+}
+
+/// The grammar and the artifact's derivation tree, for `--grammar`.
+fn parse_with_grammar(spec: &str, artifact: &Path, data: &[u8]) -> Result<(Grammar, Tree)> {
+    let grammar = load_grammar(spec)?;
+    let tree = grammar::earley::parse(&grammar, data).map_err(|e| Error::NoParse {
+        path: artifact.to_owned(),
+        grammar: spec.to_owned(),
+        detail: e.to_string(),
+    })?;
+    Ok((grammar, tree))
 }
 
 /// The per-test limit for the reduction.
@@ -204,6 +251,11 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         .clone()
         .unwrap_or_else(|| default_output(artifact));
     check_output(artifact, &output)?;
+    // A bad grammar or an input it does not parse is found before building.
+    let parsed = match &opts.grammar {
+        Some(spec) => Some(parse_with_grammar(spec, artifact, &data)?),
+        None => None,
+    };
     let (project, target) = locate_target(opts, artifact)?;
     let mut p = prepare(opts, project, target, reporter)?;
 
@@ -221,12 +273,20 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
     p.exec.set_timeout(timeout);
     p.exec.set_value_cache(true);
     let strategy = choose_strategy(opts.strategy, p.exec.typed());
+    let tree_strategy = match opts.strategy {
+        StrategyChoice::Tree(t) => t,
+        _ => TreeStrategy::Grammar,
+    };
+    let strategy_name = match &parsed {
+        Some(_) => tree_strategy.name(),
+        None => strategy.name(),
+    };
     reporter.status(
         "Reducing",
         format!(
             "{} bytes with `{}` (identity: {}, timeout {:.2}s)",
             data.len(),
-            strategy.name(),
+            strategy_name,
             opts.match_mode.name(),
             timeout.as_secs_f64()
         ),
@@ -234,7 +294,7 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
 
     let started = Instant::now();
     let original_len = data.len();
-    let (best, stats, others, stop, error) = {
+    let (best, stats, invalid_candidates, others, stop, error) = {
         let progress_reporter = std::cell::RefCell::new(&mut *reporter);
         let oracle = CrashOracle::new(&mut p.exec, signature.clone(), opts.match_mode, &data)
             .with_budget(opts.budget)
@@ -249,7 +309,15 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
             .write_best_to(output.clone())?;
         let mut cached = Cached::new(oracle);
         cached.remember(&data, true);
-        let result = strategy.run(&data, &mut cached);
+        let mut invalid = None;
+        let result = match &parsed {
+            Some((grammar, tree)) => {
+                let reduced = tree_strategy.run(grammar, tree, &mut cached);
+                invalid = Some(reduced.invalid_candidates);
+                reduced.bytes
+            }
+            None => strategy.run(&data, &mut cached),
+        };
         let stats = cached.stats();
         let mut oracle = cached.into_inner();
         // A finished reducer's answer is the result (the choice shrinker
@@ -265,6 +333,7 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         (
             best,
             stats,
+            invalid,
             oracle.other_signatures(),
             oracle.stop_reason(),
             oracle.take_error(),
@@ -314,7 +383,9 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         output,
         signature,
         match_mode: opts.match_mode.name(),
-        strategy: strategy.name().to_owned(),
+        strategy: strategy_name.to_owned(),
+        grammar: opts.grammar.clone(),
+        invalid_candidates,
         original_len,
         reduced_len: best.len(),
         tests_executed: stats.executed - value_cached,
