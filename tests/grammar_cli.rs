@@ -97,7 +97,7 @@ fn bad_grammar_and_unparsable_input_are_one_line_errors_with_positions() {
     assert!(lines[0].contains("<missing>"), "{}", bad_run.describe());
 
     // An unknown shipped grammar lists the known ones.
-    let run2 = run_unknown(&fx, &p);
+    let run2 = run_unknown(fx, &p);
     assert!(run2.contains("json") && run2.contains("expr"), "{run2}");
 
     // Input the grammar does not parse: line:col and what was expected.
