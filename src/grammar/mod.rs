@@ -95,6 +95,7 @@ impl Tree {
     }
 }
 pub mod earley;
+pub mod generate;
 pub mod load;
 pub mod reduce;
 

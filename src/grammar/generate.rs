@@ -1,0 +1,457 @@
+//! Random derivations of a grammar, after the Fuzzing Book's
+//! `GrammarFuzzer`: a cost-bounded generator that grows a derivation tree
+//! by expanding randomly chosen open nonterminals in three phases.
+//!
+//! 1. *grow*: while fewer than `min_nonterminals` nonterminals are open,
+//!    expand with a recursive expansion (one that can derive its own symbol
+//!    again) where there is one;
+//! 2. *random*: while fewer than `max_nonterminals` are open (and at most
+//!    `max_expansions` expansions were made), expand with a uniformly
+//!    random expansion;
+//! 3. *close*: expand every remaining open nonterminal with its cheapest
+//!    expansion (fewest nodes in a minimal derivation).
+//!
+//! Nodes deeper than `max_depth` are always closed cheaply. Class terms
+//! (`[a-z]`, `[^"]`) produce a random matching byte, preferring printable
+//! ASCII (and tab, LF, CR) when the class has any.
+//!
+//! The result is a [`Tree`] that is a derivation of the grammar by
+//! construction; its bytes are `tree.to_bytes()`. Everything is driven by
+//! the small seeded [`Rng`], so the same seed gives the same tree.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::{Grammar, Term, Tree};
+
+/// A small deterministic PRNG (SplitMix64), good enough for generation.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed ^ 0x2545_f491_4f6c_dd1d)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        assert!(n > 0, "Rng::below(0)");
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
+/// Size bounds of [`generate`] (the Fuzzing Book's `GrammarFuzzer`
+/// parameters, plus a depth bound and an expansion cap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GenerateConfig {
+    /// Grow with recursive expansions until this many nonterminals are open.
+    pub min_nonterminals: usize,
+    /// Expand randomly while fewer than this many are open.
+    pub max_nonterminals: usize,
+    /// At most this many expansions in the grow and random phases.
+    pub max_expansions: usize,
+    /// Nodes at this depth or deeper are closed with cheapest expansions.
+    pub max_depth: usize,
+}
+
+impl Default for GenerateConfig {
+    fn default() -> Self {
+        GenerateConfig {
+            min_nonterminals: 0,
+            max_nonterminals: 10,
+            max_expansions: 10_000,
+            max_depth: 64,
+        }
+    }
+}
+
+/// Why a grammar cannot be generated from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GenerateError {
+    #[error("{0} is not a nonterminal of the grammar")]
+    UnknownSymbol(String),
+    #[error("{0} derives no finite string")]
+    Unproductive(String),
+    #[error("a class term matches no byte")]
+    EmptyClass,
+}
+
+/// Per-grammar data the generator needs: cheapest expansions and which
+/// expansions are recursive.
+#[derive(Debug, Clone)]
+pub struct Generator<'g> {
+    grammar: &'g Grammar,
+    /// Nodes in a minimal derivation of each productive symbol.
+    cost: HashMap<String, u64>,
+    /// Per symbol, per expansion: can it derive the symbol again?
+    recursive: HashMap<String, Vec<bool>>,
+}
+
+impl<'g> Generator<'g> {
+    pub fn new(grammar: &'g Grammar) -> Self {
+        // Minimal derivation sizes, by fixpoint (every node costs one, so
+        // there are no zero-cost cycles).
+        let mut cost: HashMap<String, u64> = HashMap::new();
+        loop {
+            let mut changed = false;
+            for (symbol, rules) in &grammar.rules {
+                for terms in rules {
+                    let Some(c) = expansion_cost(&cost, terms) else {
+                        continue;
+                    };
+                    if cost.get(symbol).is_none_or(|&old| c < old) {
+                        cost.insert(symbol.clone(), c);
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        // Reachability between nonterminals.
+        let direct: HashMap<&str, BTreeSet<&str>> = grammar
+            .rules
+            .iter()
+            .map(|(s, rules)| {
+                let next = rules.iter().flatten().filter_map(|t| match t {
+                    Term::Nonterminal(n) => Some(n.as_str()),
+                    _ => None,
+                });
+                (s.as_str(), next.collect())
+            })
+            .collect();
+        let mut reach: HashMap<&str, BTreeSet<&str>> = direct.clone();
+        loop {
+            let mut changed = false;
+            for s in direct.keys() {
+                let mut add: Vec<&str> = Vec::new();
+                for t in &reach[s] {
+                    if let Some(more) = reach.get(t) {
+                        add.extend(more.iter().filter(|m| !reach[s].contains(*m)));
+                    }
+                }
+                if !add.is_empty() {
+                    reach.get_mut(s).expect("present").extend(add);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let recursive = grammar
+            .rules
+            .iter()
+            .map(|(s, rules)| {
+                let flags = rules
+                    .iter()
+                    .map(|terms| {
+                        terms.iter().any(|t| match t {
+                            Term::Nonterminal(n) => {
+                                n == s
+                                    || reach
+                                        .get(n.as_str())
+                                        .is_some_and(|r| r.contains(s.as_str()))
+                            }
+                            _ => false,
+                        })
+                    })
+                    .collect();
+                (s.clone(), flags)
+            })
+            .collect();
+        Generator {
+            grammar,
+            cost,
+            recursive,
+        }
+    }
+
+    /// A random derivation of the start symbol.
+    pub fn generate(&self, rng: &mut Rng, config: &GenerateConfig) -> Result<Tree, GenerateError> {
+        self.generate_from(&self.grammar.start, rng, config)
+    }
+
+    /// A random derivation of `symbol`.
+    pub fn generate_from(
+        &self,
+        symbol: &str,
+        rng: &mut Rng,
+        config: &GenerateConfig,
+    ) -> Result<Tree, GenerateError> {
+        if !self.grammar.rules.contains_key(symbol) {
+            return Err(GenerateError::UnknownSymbol(symbol.to_string()));
+        }
+        if !self.cost.contains_key(symbol) {
+            return Err(GenerateError::Unproductive(symbol.to_string()));
+        }
+        let mut arena = vec![Slot {
+            symbol: symbol.to_string(),
+            depth: 0,
+            expansion: None,
+            children: Vec::new(),
+        }];
+        let mut open = vec![0usize];
+        let mut expansions = 0usize;
+        // Grow and random phases.
+        while !open.is_empty() && expansions < config.max_expansions {
+            let growing = open.len() < config.min_nonterminals;
+            if !growing && open.len() >= config.max_nonterminals {
+                break;
+            }
+            let i = open.swap_remove(rng.below(open.len()));
+            let mode = if arena[i].depth >= config.max_depth {
+                Mode::Cheapest
+            } else if growing {
+                Mode::Grow
+            } else {
+                Mode::Random
+            };
+            self.expand(&mut arena, &mut open, i, mode, rng)?;
+            expansions += 1;
+        }
+        // Close.
+        while let Some(i) = open.pop() {
+            self.expand(&mut arena, &mut open, i, Mode::Cheapest, rng)?;
+        }
+        Ok(build(&arena, 0))
+    }
+
+    fn expand(
+        &self,
+        arena: &mut Vec<Slot>,
+        open: &mut Vec<usize>,
+        i: usize,
+        mode: Mode,
+        rng: &mut Rng,
+    ) -> Result<(), GenerateError> {
+        let symbol = arena[i].symbol.clone();
+        let rules = &self.grammar.rules[&symbol];
+        // Only expansions whose nonterminals are all productive.
+        let viable: Vec<(usize, u64)> = rules
+            .iter()
+            .enumerate()
+            .filter_map(|(k, terms)| expansion_cost(&self.cost, terms).map(|c| (k, c)))
+            .collect();
+        if viable.is_empty() {
+            return Err(GenerateError::Unproductive(symbol));
+        }
+        let candidates: Vec<usize> = match mode {
+            Mode::Cheapest => {
+                let min = viable.iter().map(|&(_, c)| c).min().expect("nonempty");
+                viable
+                    .iter()
+                    .filter(|&&(_, c)| c == min)
+                    .map(|&(k, _)| k)
+                    .collect()
+            }
+            Mode::Grow => {
+                let rec = &self.recursive[&symbol];
+                let growing: Vec<usize> =
+                    viable.iter().map(|&(k, _)| k).filter(|&k| rec[k]).collect();
+                if growing.is_empty() {
+                    viable.iter().map(|&(k, _)| k).collect()
+                } else {
+                    growing
+                }
+            }
+            Mode::Random => viable.iter().map(|&(k, _)| k).collect(),
+        };
+        let k = candidates[rng.below(candidates.len())];
+        let depth = arena[i].depth + 1;
+        let mut children = Vec::new();
+        for term in &rules[k] {
+            match term {
+                Term::Nonterminal(n) => {
+                    let j = arena.len();
+                    arena.push(Slot {
+                        symbol: n.clone(),
+                        depth,
+                        expansion: None,
+                        children: Vec::new(),
+                    });
+                    open.push(j);
+                    children.push(Child::Node(j));
+                }
+                Term::Literal(bytes) => children.push(Child::Leaf(bytes.clone())),
+                Term::Class { .. } => children.push(Child::Leaf(vec![class_byte(term, rng)?])),
+            }
+        }
+        arena[i].expansion = Some(k);
+        arena[i].children = children;
+        Ok(())
+    }
+}
+
+/// A random derivation of `grammar`'s start symbol (see [`Generator`]).
+pub fn generate(
+    grammar: &Grammar,
+    rng: &mut Rng,
+    config: &GenerateConfig,
+) -> Result<Tree, GenerateError> {
+    Generator::new(grammar).generate(rng, config)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Grow,
+    Random,
+    Cheapest,
+}
+
+#[derive(Debug)]
+struct Slot {
+    symbol: String,
+    depth: usize,
+    expansion: Option<usize>,
+    children: Vec<Child>,
+}
+
+#[derive(Debug)]
+enum Child {
+    Node(usize),
+    Leaf(Vec<u8>),
+}
+
+fn build(arena: &[Slot], i: usize) -> Tree {
+    // Iterative post-order, so deep trees do not overflow the stack.
+    enum Step {
+        Enter(usize),
+        Exit(usize),
+    }
+    let mut stack = vec![Step::Enter(i)];
+    let mut done: Vec<Tree> = Vec::new();
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Enter(j) => {
+                stack.push(Step::Exit(j));
+                for c in arena[j].children.iter().rev() {
+                    if let Child::Node(n) = c {
+                        stack.push(Step::Enter(*n));
+                    }
+                }
+            }
+            Step::Exit(j) => {
+                let slot = &arena[j];
+                let nodes = slot
+                    .children
+                    .iter()
+                    .filter(|c| matches!(c, Child::Node(_)))
+                    .count();
+                let mut subtrees = done.split_off(done.len() - nodes).into_iter();
+                let children = slot
+                    .children
+                    .iter()
+                    .map(|c| match c {
+                        Child::Node(_) => subtrees.next().expect("built"),
+                        Child::Leaf(b) => Tree::Leaf(b.clone()),
+                    })
+                    .collect();
+                done.push(Tree::Node {
+                    symbol: slot.symbol.clone(),
+                    expansion: slot.expansion.expect("every slot is expanded"),
+                    children,
+                });
+            }
+        }
+    }
+    done.pop().expect("root built")
+}
+
+fn expansion_cost(cost: &HashMap<String, u64>, terms: &[Term]) -> Option<u64> {
+    let mut total = 1u64;
+    for t in terms {
+        total += match t {
+            Term::Nonterminal(n) => *cost.get(n)?,
+            _ => 1,
+        };
+    }
+    Some(total)
+}
+
+fn class_byte(term: &Term, rng: &mut Rng) -> Result<u8, GenerateError> {
+    let nice: Vec<u8> = (0x20u8..=0x7e)
+        .chain([b'\t', b'\n', b'\r'])
+        .filter(|&b| term.class_matches(b))
+        .collect();
+    if !nice.is_empty() {
+        return Ok(nice[rng.below(nice.len())]);
+    }
+    let any: Vec<u8> = (0u8..=255).filter(|&b| term.class_matches(b)).collect();
+    if any.is_empty() {
+        return Err(GenerateError::EmptyClass);
+    }
+    Ok(any[rng.below(any.len())])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grammar::load::{builtin_grammar, BUILTIN_NAMES};
+    use crate::grammar::reduce::check_tree;
+    use crate::grammar::Parser;
+
+    #[test]
+    fn generated_trees_are_derivations_that_parse() {
+        for name in BUILTIN_NAMES {
+            let g = builtin_grammar(name).unwrap();
+            let parser = Parser::new(&g).unwrap();
+            let generator = Generator::new(&g);
+            for seed in 0..20 {
+                let config = GenerateConfig {
+                    min_nonterminals: 5,
+                    max_nonterminals: 30,
+                    ..GenerateConfig::default()
+                };
+                let tree = generator.generate(&mut Rng::new(seed), &config).unwrap();
+                assert_eq!(check_tree(&g, &tree), Ok(()), "{name} seed {seed}");
+                let bytes = tree.to_bytes();
+                assert!(
+                    parser.accepts(&bytes),
+                    "{name} seed {seed}: {:?}",
+                    String::from_utf8_lossy(&bytes)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn same_seed_same_tree() {
+        let g = builtin_grammar("json").unwrap();
+        let config = GenerateConfig::default();
+        let a = generate(&g, &mut Rng::new(7), &config).unwrap();
+        let b = generate(&g, &mut Rng::new(7), &config).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn larger_bounds_give_larger_inputs() {
+        let g = builtin_grammar("expr").unwrap();
+        let generator = Generator::new(&g);
+        let size = |max: usize| -> usize {
+            (0..10)
+                .map(|seed| {
+                    let config = GenerateConfig {
+                        min_nonterminals: max / 2,
+                        max_nonterminals: max,
+                        ..GenerateConfig::default()
+                    };
+                    generator
+                        .generate(&mut Rng::new(seed), &config)
+                        .unwrap()
+                        .to_bytes()
+                        .len()
+                })
+                .sum()
+        };
+        assert!(size(200) > size(10));
+    }
+}
