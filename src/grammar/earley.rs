@@ -1075,6 +1075,7 @@ fn has_cycle(edges: &[Vec<u32>]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grammar::generate::json_document;
     use crate::grammar::load::{builtin_grammar, parse_grammar};
 
     fn g(text: &str) -> Grammar {
@@ -1159,126 +1160,6 @@ mod tests {
             }
             other => panic!("expected a syntax error, got {other:?}"),
         }
-    }
-
-    /// A deterministic JSON document of at least `target` bytes: nested
-    /// objects and arrays, strings with escapes and UTF-8, numbers, varied
-    /// whitespace (the same generator as `benches/earley.rs`).
-    pub(crate) fn json_document(target: usize, seed: u64) -> Vec<u8> {
-        struct Gen {
-            state: u64,
-            out: Vec<u8>,
-        }
-        impl Gen {
-            fn next(&mut self, n: u64) -> u64 {
-                self.state = self
-                    .state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                (self.state >> 33) % n
-            }
-            fn ws(&mut self) {
-                for _ in 0..self.next(3) {
-                    let c = [b' ', b'\n', b'\t', b' ', b'\r'][self.next(5) as usize];
-                    self.out.push(c);
-                }
-            }
-            fn string(&mut self) {
-                self.out.push(b'"');
-                for _ in 0..self.next(16) {
-                    match self.next(20) {
-                        0 => self.out.extend_from_slice(b"\\\""),
-                        1 => self.out.extend_from_slice(b"\\n"),
-                        2 => self.out.extend_from_slice(b"\\u00e9"),
-                        3 => self.out.extend_from_slice("é".as_bytes()),
-                        4 => self.out.extend_from_slice(b"\\\\"),
-                        _ => {
-                            let c = b'a' + self.next(26) as u8;
-                            self.out.push(c);
-                        }
-                    }
-                }
-                self.out.push(b'"');
-            }
-            fn number(&mut self) {
-                if self.next(4) == 0 {
-                    self.out.push(b'-');
-                }
-                let int = self.next(100000).to_string();
-                self.out.extend_from_slice(int.as_bytes());
-                if self.next(3) == 0 {
-                    let frac = format!(".{}", self.next(1000));
-                    self.out.extend_from_slice(frac.as_bytes());
-                }
-                if self.next(6) == 0 {
-                    let exp = format!(
-                        "e{}{}",
-                        ["", "+", "-"][self.next(3) as usize],
-                        self.next(300)
-                    );
-                    self.out.extend_from_slice(exp.as_bytes());
-                }
-            }
-            fn value(&mut self, depth: u32) {
-                let kind = if depth >= 6 {
-                    2 + self.next(5)
-                } else {
-                    self.next(7)
-                };
-                match kind {
-                    0 | 1 => {
-                        let (open, close) = if kind == 0 {
-                            (b'{', b'}')
-                        } else {
-                            (b'[', b']')
-                        };
-                        self.out.push(open);
-                        let width = self.next(8);
-                        if width == 0 {
-                            self.ws();
-                        }
-                        for i in 0..width {
-                            if i > 0 {
-                                self.out.push(b',');
-                            }
-                            self.ws();
-                            if kind == 0 {
-                                self.string();
-                                self.ws();
-                                self.out.push(b':');
-                                self.ws();
-                            }
-                            self.value(depth + 1);
-                            self.ws();
-                        }
-                        self.out.push(close);
-                    }
-                    2 | 3 => self.string(),
-                    4 | 5 => self.number(),
-                    _ => {
-                        let word: &[u8] = [&b"true"[..], b"false", b"null"][self.next(3) as usize];
-                        self.out.extend_from_slice(word);
-                    }
-                }
-            }
-        }
-        let mut gen = Gen {
-            state: seed,
-            out: Vec::with_capacity(target + 1024),
-        };
-        gen.out.push(b'[');
-        let mut first = true;
-        while gen.out.len() < target {
-            if !first {
-                gen.out.push(b',');
-            }
-            first = false;
-            gen.ws();
-            gen.value(0);
-            gen.ws();
-        }
-        gen.out.push(b']');
-        gen.out
     }
 
     #[test]

@@ -24,12 +24,7 @@ pub fn hdd<O>(grammar: &Grammar, tree: &Tree, oracle: &mut O) -> Reduction
 where
     O: Oracle<u8> + ?Sized,
 {
-    let mut tester = Tester::new(grammar, tree, oracle);
-    let tree = run(&mut tester, tree.clone());
-    Reduction {
-        tree,
-        stats: tester.stats,
-    }
+    super::reduce_with(grammar, tree, oracle, run)
 }
 
 pub(super) fn run<O: Oracle<u8> + ?Sized>(tester: &mut Tester<'_, O>, tree: Tree) -> Tree {

@@ -98,6 +98,40 @@ pub struct Reduced {
     pub polish_tests: u64,
 }
 
+/// Runs one reducer (`run`) on a fresh [`Tester`] and collects its result.
+fn reduce_with<O>(
+    grammar: &Grammar,
+    tree: &Tree,
+    oracle: &mut O,
+    run: fn(&mut Tester<'_, O>, Tree) -> Tree,
+) -> Reduction
+where
+    O: Oracle<u8> + ?Sized,
+{
+    let mut tester = Tester::new(grammar, tree, oracle);
+    let tree = run(&mut tester, tree.clone());
+    Reduction {
+        tree,
+        stats: tester.stats,
+    }
+}
+
+/// Repeats `pass` (which says whether it changed anything) to a fixpoint.
+fn to_fixpoint<O: Oracle<u8> + ?Sized>(
+    tester: &mut Tester<'_, O>,
+    tree: Tree,
+    pass: fn(&mut Tester<'_, O>, Tree) -> (Tree, bool),
+) -> Tree {
+    let mut current = tree;
+    loop {
+        let (next, changed) = pass(tester, current);
+        current = next;
+        if !changed || tester.exhausted() {
+            return current;
+        }
+    }
+}
+
 // ----------------------------------------------------------------- strategy
 
 /// A tree reduction algorithm selectable by name.

@@ -29,23 +29,11 @@ pub fn production<O>(grammar: &Grammar, tree: &Tree, oracle: &mut O) -> Reductio
 where
     O: Oracle<u8> + ?Sized,
 {
-    let mut tester = Tester::new(grammar, tree, oracle);
-    let tree = run(&mut tester, tree.clone());
-    Reduction {
-        tree,
-        stats: tester.stats,
-    }
+    super::reduce_with(grammar, tree, oracle, run)
 }
 
 pub(super) fn run<O: Oracle<u8> + ?Sized>(tester: &mut Tester<'_, O>, tree: Tree) -> Tree {
-    let mut current = tree;
-    loop {
-        let (next, changed) = pass(tester, current);
-        current = next;
-        if !changed || tester.exhausted() {
-            return current;
-        }
-    }
+    super::to_fixpoint(tester, tree, pass)
 }
 
 fn pass<O: Oracle<u8> + ?Sized>(tester: &mut Tester<'_, O>, tree: Tree) -> (Tree, bool) {
