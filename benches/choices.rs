@@ -23,10 +23,9 @@ mod common;
 
 use serde_json::Value;
 use std::fs;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// Our binary, built by cargo for this bench.
 const BIN: &str = env!("CARGO_BIN_EXE_cargo-reduce-crash");
@@ -132,18 +131,9 @@ fn debug_len(debug: &str) -> usize {
     debug.chars().filter(|c| !c.is_whitespace()).count()
 }
 
-struct Finished {
-    status: Option<ExitStatus>,
-    secs: f64,
-    stdout: String,
-    stderr: String,
-}
+use common::Finished;
 
 impl Finished {
-    fn ok(&self) -> bool {
-        self.status.is_some_and(|s| s.success())
-    }
-
     fn describe(&self) -> String {
         let status = match self.status {
             None => format!("killed after {}s", RUN_LIMIT.as_secs()),
@@ -167,41 +157,12 @@ impl Finished {
 /// Runs the binary with `--target-dir <driver dir>` and `args`, output to
 /// scratch files, in its own process group (killed after [`RUN_LIMIT`]).
 fn run(args: &[&str], driver_dir: &Path, scratch: &Path) -> Finished {
-    let out_path = scratch.join("last.stdout");
-    let err_path = scratch.join("last.stderr");
     let mut cmd = Command::new(BIN);
     cmd.arg("--target-dir")
         .arg(driver_dir)
         .args(args)
-        .stdin(Stdio::null())
-        .stdout(fs::File::create(&out_path).expect("scratch file"))
-        .stderr(fs::File::create(&err_path).expect("scratch file"))
-        .env_remove("RUST_BACKTRACE")
-        .env_remove("RUST_LIB_BACKTRACE")
-        .env("NO_COLOR", "1")
-        .process_group(0);
-    let start = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break Some(s);
-        }
-        if start.elapsed() > RUN_LIMIT {
-            // SAFETY: plain kill(2) of the process group we created.
-            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    Finished {
-        status,
-        secs: start.elapsed().as_secs_f64(),
-        stdout: fs::read_to_string(&out_path).unwrap_or_default(),
-        stderr: fs::read_to_string(&err_path).unwrap_or_default(),
-    }
+        .env("NO_COLOR", "1");
+    common::run_limited(cmd, scratch, RUN_LIMIT)
 }
 
 /// `(kind, location)` of each file, in one `--classify` invocation.

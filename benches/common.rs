@@ -1,7 +1,15 @@
 //! Shared by the benchmarks: copying fixture projects to a stable place
-//! under `target/` (so driver builds stay cached between runs).
+//! under `target/` (so driver builds stay cached between runs), and running
+//! a command with a time limit.
 
+// Each bench uses only some of these.
+#![allow(dead_code)]
+
+use std::fs;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 /// Copies `src` (without `target/` directories) to `dst`, overwriting files.
 pub fn copy_tree(src: &Path, dst: &Path) {
@@ -26,4 +34,56 @@ pub fn stable_copy(from: &str, name: &str) -> PathBuf {
     let dst = root.join("target/bench-fixtures").join(name);
     copy_tree(&root.join(from), &dst);
     dst
+}
+
+/// A finished (or killed) command and what it printed.
+pub struct Finished {
+    /// `None` when it was killed at the time limit.
+    pub status: Option<ExitStatus>,
+    pub secs: f64,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Finished {
+    pub fn ok(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+    }
+}
+
+/// Runs `cmd` in its own process group with output captured to files in
+/// `scratch` (no pipe deadlocks), without `RUST_BACKTRACE` (a user's
+/// default; backtraces slow crashing runs down), killing the whole group
+/// after `limit`.
+pub fn run_limited(mut cmd: Command, scratch: &Path, limit: Duration) -> Finished {
+    let out_path = scratch.join("last.stdout");
+    let err_path = scratch.join("last.stderr");
+    cmd.stdin(Stdio::null())
+        .stdout(fs::File::create(&out_path).expect("scratch file"))
+        .stderr(fs::File::create(&err_path).expect("scratch file"))
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .process_group(0);
+    let start = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break Some(s);
+        }
+        if start.elapsed() > limit {
+            // SAFETY: plain kill(2) of the process group we created.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Finished {
+        status,
+        secs: start.elapsed().as_secs_f64(),
+        stdout: fs::read_to_string(&out_path).unwrap_or_default(),
+        stderr: fs::read_to_string(&err_path).unwrap_or_default(),
+    }
 }

@@ -14,6 +14,7 @@ use reduce_crash::grammar::generate::json_document;
 use reduce_crash::grammar::{load::builtin_grammar, Parser, Tree};
 use std::time::{Duration, Instant};
 
+/// Best wall time of `runs` calls of `f`, and its last result.
 fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
     let mut best = Duration::MAX;
     let mut last = None;

@@ -19,9 +19,8 @@
 mod common;
 
 use std::fs;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
 /// Our binary, built by cargo for this bench.
@@ -154,18 +153,9 @@ fn seed(target: &str, size: usize) -> u64 {
     h ^ (size as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
-struct Finished {
-    status: Option<ExitStatus>,
-    secs: f64,
-    stdout: String,
-    stderr: String,
-}
+use common::Finished;
 
 impl Finished {
-    fn ok(&self) -> bool {
-        self.status.is_some_and(|s| s.success())
-    }
-
     fn status_text(&self) -> String {
         match self.status {
             None => format!("killed after {}s", RUN_LIMIT.as_secs()),
@@ -188,40 +178,8 @@ impl Finished {
     }
 }
 
-/// Runs `cmd` in its own process group with output captured to files (no
-/// pipe deadlocks), killing the whole group after `limit`.
-fn run(mut cmd: Command, scratch: &Path, limit: Duration) -> Finished {
-    let out_path = scratch.join("last.stdout");
-    let err_path = scratch.join("last.stderr");
-    cmd.stdin(Stdio::null())
-        .stdout(fs::File::create(&out_path).expect("scratch file"))
-        .stderr(fs::File::create(&err_path).expect("scratch file"))
-        .env_remove("RUST_BACKTRACE")
-        .env_remove("RUST_LIB_BACKTRACE")
-        .process_group(0);
-    let start = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break Some(s);
-        }
-        if start.elapsed() > limit {
-            // SAFETY: plain kill(2) of the process group we created.
-            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let secs = start.elapsed().as_secs_f64();
-    Finished {
-        status,
-        secs,
-        stdout: fs::read_to_string(&out_path).unwrap_or_default(),
-        stderr: fs::read_to_string(&err_path).unwrap_or_default(),
-    }
+fn run(cmd: Command, scratch: &Path, limit: Duration) -> Finished {
+    common::run_limited(cmd, scratch, limit)
 }
 
 /// The telling lines of a failed `cargo fuzz tmin` (libFuzzer's own words),

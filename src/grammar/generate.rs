@@ -512,8 +512,6 @@ pub fn json_document(target: usize, seed: u64) -> Vec<u8> {
     gen.out
 }
 
-/// Best wall time of `runs` calls of `f`, and its last result.
-
 #[cfg(test)]
 mod tests {
     use super::*;
