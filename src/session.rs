@@ -196,8 +196,9 @@ fn choose_strategy(asked: StrategyChoice, typed: bool) -> Strategy {
     }
 }
 
-/// Loads `--grammar`: a shipped grammar by name, else a file.
-fn load_grammar(spec: &str) -> Result<Grammar> {
+/// Loads `--grammar`: a shipped grammar by name, else a file. Warnings
+/// (e.g. unreachable rules, with their line:col) go to the reporter.
+fn load_grammar(spec: &str, reporter: &mut Reporter) -> Result<Grammar> {
     if let Some(g) = grammar::load::builtin_grammar(spec) {
         return Ok(g);
     }
@@ -215,15 +216,21 @@ fn load_grammar(spec: &str) -> Result<Grammar> {
         path: path.to_owned(),
         source,
     })?;
-    Ok(grammar::load::parse_grammar(
-        &text,
-        &path.display().to_string(),
-    )?)
+    let loaded = grammar::load::load_grammar(&text, &path.display().to_string())?;
+    for warning in &loaded.warnings {
+        reporter.warn(warning.to_string().replacen(": warning: ", ": ", 1));
+    }
+    Ok(loaded.grammar)
 }
 
 /// The grammar and the artifact's derivation tree, for `--grammar`.
-fn parse_with_grammar(spec: &str, artifact: &Path, data: &[u8]) -> Result<(Grammar, Tree)> {
-    let grammar = load_grammar(spec)?;
+fn parse_with_grammar(
+    spec: &str,
+    artifact: &Path,
+    data: &[u8],
+    reporter: &mut Reporter,
+) -> Result<(Grammar, Tree)> {
+    let grammar = load_grammar(spec, reporter)?;
     let tree = grammar::earley::parse(&grammar, data).map_err(|e| Error::NoParse {
         path: artifact.to_owned(),
         grammar: spec.to_owned(),
@@ -253,7 +260,7 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
     check_output(artifact, &output)?;
     // A bad grammar or an input it does not parse is found before building.
     let parsed = match &opts.grammar {
-        Some(spec) => Some(parse_with_grammar(spec, artifact, &data)?),
+        Some(spec) => Some(parse_with_grammar(spec, artifact, &data, reporter)?),
         None => None,
     };
     let (project, target) = locate_target(opts, artifact)?;
