@@ -42,7 +42,7 @@ fn exit_codes_help() -> String {
 #[command(after_help = exit_codes_help())]
 pub struct Cli {
     /// The crash artifact (e.g. fuzz/artifacts/<target>/crash-<sha1>); with --classify, one or more files.
-    #[arg(required = true, value_name = "ARTIFACT")]
+    #[arg(required_unless_present = "corpus", value_name = "ARTIFACT")]
     pub artifacts: Vec<PathBuf>,
 
     /// The fuzz target (default: inferred from artifacts/<target>/).
@@ -104,6 +104,18 @@ pub struct Cli {
     /// Only run each file once and print its outcome; no reduction.
     #[arg(long)]
     pub classify: bool,
+
+    /// Shrink a fuzzing corpus instead: the directory given (default fuzz/corpus/<target>) is minimized into -o DIR (default <corpus>.reduced) keeping its coverage exactly, like `cargo fuzz cmin` plus shrinking every kept entry; --max-tests applies per entry.
+    #[arg(long, conflicts_with_all = ["classify", "grammar", "emit_test"])]
+    pub corpus: bool,
+
+    /// With --corpus: replace the corpus by the shrunk one once it is verified to cover everything the old one did.
+    #[arg(long, requires = "corpus")]
+    pub in_place: bool,
+
+    /// With --corpus: only drop redundant entries (like cargo fuzz cmin), do not shrink them.
+    #[arg(long, requires = "corpus")]
+    pub no_shrink: bool,
 
     /// Output format: human (stderr) or json (JSON lines on stdout).
     #[arg(long, value_name = "FMT", default_value = "human")]
@@ -258,6 +270,7 @@ impl Cli {
                 target_dir: self.target_dir.clone(),
                 no_cfg_fuzzing: self.no_cfg_fuzzing,
                 verbose: self.verbose,
+                coverage: false,
             },
             output: self.output.clone(),
             emit_test: self.emit_test.clone(),

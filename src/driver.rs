@@ -9,8 +9,9 @@
 //! dependency versions match the real fuzz build.
 //!
 //! It is built the way cargo-fuzz builds targets (release, `--cfg fuzzing`,
-//! debug assertions and overflow checks unless `-O`), minus the coverage
-//! instrumentation and libFuzzer itself. Files are rewritten only when their
+//! debug assertions and overflow checks unless `-O`), minus libFuzzer itself
+//! and, unless coverage is asked for (corpus shrinking), the coverage
+//! instrumentation. Files are rewritten only when their
 //! contents change, so a second run is a no-op cargo build.
 
 use crate::error::{Error, Result};
@@ -46,6 +47,10 @@ pub struct BuildOptions {
     pub no_cfg_fuzzing: bool,
     /// Print cargo's output while building.
     pub verbose: bool,
+    /// Instrument with SanitizerCoverage 8-bit counters (cargo-fuzz's
+    /// coverage flags) so the driver can report each input's coverage
+    /// features; built in its own directory (`build-cov`).
+    pub coverage: bool,
 }
 
 impl BuildOptions {
@@ -109,7 +114,8 @@ pub fn build(project: &FuzzProject, target: &str, opts: &BuildOptions) -> Result
     let dir = driver_dir(project, opts);
     generate(project, &dir)?;
     let root = build_root(project, opts);
-    compile(project, &dir, &root.join("build"), target, opts)
+    let build_dir = if opts.coverage { "build-cov" } else { "build" };
+    compile(project, &dir, &root.join(build_dir), target, opts)
 }
 
 /// Writes the driver crate into `dir`.
@@ -327,6 +333,23 @@ fn rustflags(project: &FuzzProject, opts: &BuildOptions) -> Vec<String> {
     match opts.sanitizer.as_deref() {
         None | Some("none") => {}
         Some(s) => flags.push(format!("-Zsanitizer={s}")),
+    }
+    if opts.coverage {
+        // cargo-fuzz's instrumentation, minus the parts that need libFuzzer's
+        // runtime (comparison tracing, stack depth); the driver defines the
+        // counter registration hook itself.
+        flags.extend(
+            [
+                "-Cpasses=sancov-module",
+                "-Cllvm-args=-sanitizer-coverage-level=4",
+                "-Cllvm-args=-sanitizer-coverage-inline-8bit-counters",
+                "-Cllvm-args=-simplifycfg-branch-fold-threshold=0",
+            ]
+            .map(str::to_owned),
+        );
+        if !opts.dev {
+            flags.push("-Ccodegen-units=1".to_owned());
+        }
     }
     // Panic locations as cargo-fuzz's own build prints them: paths inside the
     // fuzz workspace relative to its root.

@@ -44,6 +44,17 @@ pub enum Error {
         grammar: String,
         detail: String,
     },
+    #[error("corpus directory {path} does not exist: pass the directory `cargo fuzz run` fills (fuzz/corpus/<target>)")]
+    CorpusMissing { path: PathBuf },
+    #[error("output directory {path} already exists and is not empty: remove it or pass -o DIR")]
+    OutputExists { path: PathBuf },
+    #[error("the shrunk corpus of {dir} covers {after} features instead of {before} ({missing} missing) when re-measured; the old corpus is untouched (is the target deterministic?)")]
+    CoverageLost {
+        dir: PathBuf,
+        before: usize,
+        after: usize,
+        missing: usize,
+    },
     #[error("cannot run cargo: {0}")]
     Cargo(String),
     #[error(transparent)]
@@ -71,7 +82,9 @@ impl Error {
             Error::ArtifactMissing { .. }
             | Error::Read { .. }
             | Error::Write { .. }
-            | Error::OutputIsInput { .. } => exit_code::BAD_INPUT,
+            | Error::OutputIsInput { .. }
+            | Error::OutputExists { .. }
+            | Error::CorpusMissing { .. } => exit_code::BAD_INPUT,
             Error::NoProject { .. } | Error::NotCargoFuzz { .. } | Error::Metadata { .. } => {
                 exit_code::NO_PROJECT
             }
@@ -82,7 +95,7 @@ impl Error {
             Error::NoCrash { .. } => exit_code::NO_CRASH,
             Error::UnknownGrammar { .. } | Error::Grammar(_) => exit_code::BAD_GRAMMAR,
             Error::NoParse { .. } => exit_code::NO_PARSE,
-            Error::Flaky { .. } => exit_code::FLAKY,
+            Error::Flaky { .. } | Error::CoverageLost { .. } => exit_code::FLAKY,
         }
     }
 }

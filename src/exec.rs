@@ -58,6 +58,8 @@ pub enum ExecError {
     Spawn { path: PathBuf, source: io::Error },
     #[error("the driver {path} did not start: {detail}")]
     Startup { path: PathBuf, detail: String },
+    #[error("the driver {path} was built without coverage instrumentation")]
+    NoCoverage { path: PathBuf },
     #[error("the fuzz target's `init:` block panicked: {0}")]
     InitPanicked(Signature),
 }
@@ -169,69 +171,121 @@ impl Executor {
         while runs.len() < inputs.len() {
             let deadline = Instant::now() + timeout;
             let response = self.driver_mut().reader.read_response(deadline);
-            let (outcome, elapsed, cached, fatal) = match response {
-                Ok(Response::Key(k)) => {
-                    running_key = Some(k);
-                    continue;
-                }
-                Ok(Response::Done {
-                    outcome,
-                    elapsed,
-                    cached,
-                }) => (outcome, elapsed, cached, false),
-                Ok(Response::KnownFatal(k)) => match self.fatal_values.get(&k) {
-                    Some(sig) => (Outcome::Crash(sig.clone()), Duration::ZERO, true, false),
-                    None => {
-                        // Cannot happen (the parent told the driver); be safe.
-                        self.kill_driver();
-                        return Err(ExecError::Startup {
-                            path: self.config.program.clone(),
-                            detail: "the driver reported an unknown fatal value".into(),
-                        });
-                    }
-                },
-                Ok(Response::OutOfMemory { requested, live }) => {
-                    let mut sig = Signature::new(CrashKind::OutOfMemory);
-                    sig.message = Some(format!(
-                        "allocation of {requested} bytes with {live} bytes live exceeds the limit"
-                    ));
-                    (Outcome::Crash(sig), Duration::ZERO, false, true)
-                }
-                Err(ReadError::Timeout) => (
-                    Outcome::Crash(Signature::new(CrashKind::Timeout)),
-                    timeout,
-                    false,
-                    true,
-                ),
-                Err(ReadError::Closed) => {
-                    let sig = self.reap_dead_driver();
-                    (Outcome::Crash(sig), Duration::ZERO, false, true)
-                }
-            };
-            if fatal {
-                self.kill_driver();
-                if let (Some(k), Outcome::Crash(sig)) = (running_key, &outcome) {
-                    self.fatal_values.insert(k, sig.clone());
-                }
+            if let Ok(Response::Key(k)) = response {
+                running_key = Some(k);
+                continue;
             }
-            if cached {
-                self.stats.value_cache_hits += 1;
-            } else {
-                self.stats.executions += 1;
-            }
-            running_key = None;
-            let crashed = matches!(outcome, Outcome::Crash(_));
-            runs.push(Run {
-                outcome,
-                elapsed,
-                cached,
-            });
+            let run = self.settle(response, running_key.take())?;
+            let crashed = matches!(run.outcome, Outcome::Crash(_));
+            runs.push(run);
             if crashed {
                 break;
             }
         }
         // A crash ends the batch inside the driver; nothing else is pending.
         Ok(runs)
+    }
+
+    /// Turns the driver's answer for one input into a [`Run`]: a death
+    /// (timeout, out-of-memory, a closed pipe) is classified, the driver is
+    /// dropped, and a value known to cause it is remembered.
+    fn settle(
+        &mut self,
+        response: Result<Response, ReadError>,
+        running_key: Option<u64>,
+    ) -> Result<Run, ExecError> {
+        let timeout = self.config.timeout;
+        let (outcome, elapsed, cached, fatal) = match response {
+            Ok(Response::Key(_)) => unreachable!("keys are consumed by the caller"),
+            Ok(Response::Done {
+                outcome,
+                elapsed,
+                cached,
+            }) => (outcome, elapsed, cached, false),
+            Ok(Response::KnownFatal(k)) => match self.fatal_values.get(&k) {
+                Some(sig) => (Outcome::Crash(sig.clone()), Duration::ZERO, true, false),
+                None => {
+                    // Cannot happen (the parent told the driver); be safe.
+                    self.kill_driver();
+                    return Err(ExecError::Startup {
+                        path: self.config.program.clone(),
+                        detail: "the driver reported an unknown fatal value".into(),
+                    });
+                }
+            },
+            Ok(Response::OutOfMemory { requested, live }) => {
+                let mut sig = Signature::new(CrashKind::OutOfMemory);
+                sig.message = Some(format!(
+                    "allocation of {requested} bytes with {live} bytes live exceeds the limit"
+                ));
+                (Outcome::Crash(sig), Duration::ZERO, false, true)
+            }
+            Err(ReadError::Timeout) => (
+                Outcome::Crash(Signature::new(CrashKind::Timeout)),
+                timeout,
+                false,
+                true,
+            ),
+            Err(ReadError::Closed) => {
+                let sig = self.reap_dead_driver();
+                (Outcome::Crash(sig), Duration::ZERO, false, true)
+            }
+        };
+        if fatal {
+            self.kill_driver();
+            if let (Some(k), Outcome::Crash(sig)) = (running_key, &outcome) {
+                self.fatal_values.insert(k, sig.clone());
+            }
+        }
+        if cached {
+            self.stats.value_cache_hits += 1;
+        } else {
+            self.stats.executions += 1;
+        }
+        Ok(Run {
+            outcome,
+            elapsed,
+            cached,
+        })
+    }
+
+    /// Runs one input on a coverage build ([`BuildOptions::coverage`]) and
+    /// returns its outcome with its coverage features (sorted, as libFuzzer
+    /// counts them from 8-bit counters). Features are `None` when the input
+    /// killed the driver, or [`ExecError::NoCoverage`] when the driver was
+    /// built without coverage.
+    ///
+    /// [`BuildOptions::coverage`]: crate::driver::BuildOptions::coverage
+    pub fn run_coverage(&mut self, input: &[u8]) -> Result<(Run, Option<Vec<u32>>), ExecError> {
+        self.ensure_driver()?;
+        if self.driver_mut().send_request(b'C', input).is_err() {
+            self.kill_driver();
+            self.ensure_driver()?;
+            self.driver_mut()
+                .send_request(b'C', input)
+                .map_err(|e| ExecError::Startup {
+                    path: self.config.program.clone(),
+                    detail: format!("cannot send an input: {e}"),
+                })?;
+        }
+        let deadline = Instant::now() + self.config.timeout;
+        let response = self.driver_mut().reader.read_response(deadline);
+        let completed = matches!(response, Ok(Response::Done { .. }));
+        let run = self.settle(response, None)?;
+        if !completed {
+            return Ok((run, None));
+        }
+        let deadline = Instant::now() + self.config.timeout.max(Duration::from_secs(1));
+        match self.driver_mut().reader.read_features(deadline) {
+            Ok(Some(features)) => Ok((run, Some(features))),
+            Ok(None) => Err(ExecError::NoCoverage {
+                path: self.config.program.clone(),
+            }),
+            Err(_) => {
+                self.kill_driver();
+                Ok((run, None))
+            }
+        }
     }
 
     /// Which bytes of `input` form which draws, probed by the driver's own
@@ -710,6 +764,22 @@ impl FrameReader {
             elapsed,
             cached,
         })
+    }
+
+    /// The feature list after a `C` answer's outcome frame; `None` when
+    /// the driver has no coverage counters.
+    fn read_features(&mut self, deadline: Instant) -> Result<Option<Vec<u32>>, ReadError> {
+        let count = self.read_u32(deadline)?;
+        if count == u32::MAX {
+            return Ok(None);
+        }
+        let bytes = self.read_exact(count as usize * 4, deadline)?;
+        Ok(Some(
+            bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+                .collect(),
+        ))
     }
 
     fn read_spans(&mut self, deadline: Instant) -> Result<Vec<Span>, ReadError> {

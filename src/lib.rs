@@ -14,6 +14,8 @@
 //! command-line surface.
 
 pub mod cli;
+pub mod corpus;
+pub mod coverage;
 pub mod crash_oracle;
 pub mod driver;
 pub mod emit_test;
@@ -29,3 +31,5 @@ pub mod project;
 pub mod reduce;
 pub mod report;
 pub mod session;
+pub mod shrink;
+pub mod target;

@@ -36,6 +36,25 @@ fn run(cli: &Cli, reporter: &mut Reporter) -> i32 {
             ignored.join(" ")
         ));
     }
+    if cli.corpus {
+        interrupt::install();
+        let corpus = reduce_crash::corpus::CorpusCommand {
+            dir: cli.artifacts.first().cloned(),
+            in_place: cli.in_place,
+            shrink: !cli.no_shrink,
+        };
+        if cli.artifacts.len() > 1 {
+            reporter.error("--corpus takes one corpus directory", exit_code::USAGE);
+            return exit_code::USAGE;
+        }
+        return match reduce_crash::corpus::run(&opts, &corpus, reporter) {
+            Ok(summary) => {
+                reporter.corpus_finished(&summary);
+                exit_code::SUCCESS
+            }
+            Err(e) => fail(reporter, e),
+        };
+    }
     if cli.classify {
         return match session::classify(&opts, &cli.artifacts, reporter) {
             Ok(()) => exit_code::SUCCESS,

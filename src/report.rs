@@ -260,6 +260,86 @@ impl Reporter {
         println!("{}: {what}", path.display());
     }
 
+    /// Corpus shrinking: entries considered so far.
+    pub fn corpus_progress(&mut self, p: &crate::corpus::CorpusProgress, elapsed: Duration) {
+        if !self.human() || !self.tty {
+            return;
+        }
+        let verb = self.paint(GREEN, &format!("{:>12}", "Shrinking"));
+        eprint!(
+            "\r{verb} entry {}/{}: {} kept, {} bytes so far, {:.1}s\x1b[K",
+            p.done,
+            p.total,
+            p.kept,
+            p.bytes_after,
+            elapsed.as_secs_f64()
+        );
+        let _ = std::io::stderr().flush();
+        self.progress_shown = true;
+    }
+
+    /// Corpus shrinking: the summary.
+    pub fn corpus_finished(&mut self, s: &crate::corpus::CorpusSummary) {
+        if self.format == Format::Json {
+            let mut v = serde_json::to_value(s).expect("summary serializes");
+            v["reason"] = "corpus-finished".into();
+            v["format_version"] = FORMAT_VERSION.into();
+            self.json(&v);
+            return;
+        }
+        if self.quiet {
+            return;
+        }
+        self.clear_progress();
+        let pct = |a: usize, b: usize| 100.0 * (1.0 - b as f64 / a.max(1) as f64);
+        self.status(
+            "Shrunk",
+            format!(
+                "{} files → {} ({:.1}% fewer), {} bytes → {} ({:.1}% smaller) in {:.2}s",
+                s.files_before,
+                s.files_after,
+                pct(s.files_before, s.files_after),
+                s.bytes_before,
+                s.bytes_after,
+                pct(s.bytes_before, s.bytes_after),
+                s.elapsed_secs
+            ),
+        );
+        self.status(
+            "Coverage",
+            format!(
+                "{} features before, {} after (re-measured in a fresh driver){}",
+                s.features_before,
+                s.features_after,
+                if s.unstable_features > 0 {
+                    format!("; {} unstable features not required", s.unstable_features)
+                } else {
+                    String::new()
+                }
+            ),
+        );
+        self.status(
+            "Runs",
+            format!(
+                "{} target runs; {} redundant entries dropped{}",
+                s.runs,
+                s.redundant,
+                if s.budget_hit > 0 {
+                    format!("; {} entries stopped at the test budget", s.budget_hit)
+                } else {
+                    String::new()
+                }
+            ),
+        );
+        for (path, why) in &s.failed {
+            self.warn(format!("left out {} (it fails: {why})", path.display()));
+        }
+        self.status(
+            if s.replaced { "Replaced" } else { "Wrote" },
+            s.output_dir.display().to_string(),
+        );
+    }
+
     fn json(&mut self, v: &serde_json::Value) {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{v}");

@@ -12,6 +12,9 @@
 //!   - `b'F'` u32 count, count × u64: value keys known to kill the driver;
 //!   - `b'S'` u32 len, bytes: probe which bytes form which draws (spans);
 //!   - `b'D'` u32 len, bytes: the `Debug` form of an input;
+//!   - `b'C'` u32 len, bytes: run one input with coverage: its outcome frame
+//!     (as for `R`) followed by u32 count, count × u32 features, or by
+//!     u32 `0xffff_ffff` when the driver was built without coverage;
 //!   - `b'Q'`: quit;
 //! * per input run the driver answers: u8 status (0 pass, 1 reject, 2 panic,
 //!   3 out-of-memory, 4 known-fatal; bit 0x80 set when answered from the value
@@ -63,6 +66,83 @@ static PROTO_OUT: AtomicI32 = AtomicI32::new(-1);
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static RSS_LIMIT: AtomicUsize = AtomicUsize::new(0);
 static MALLOC_LIMIT: AtomicUsize = AtomicUsize::new(0);
+
+/// SanitizerCoverage inline 8-bit counter arrays, one per instrumented
+/// module, registered at start-up (coverage builds only: `-Cpasses=sancov-module
+/// -Cllvm-args=-sanitizer-coverage-inline-8bit-counters`, as cargo-fuzz uses).
+static COUNTERS: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+/// Called by every instrumented module's constructor with its counters.
+///
+/// # Safety
+/// `start..end` must be a counter array that lives as long as the process.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __sanitizer_cov_8bit_counters_init(start: *mut u8, end: *mut u8) {
+    if start < end {
+        if let Ok(mut c) = COUNTERS.lock() {
+            c.push((start as usize, end as usize));
+        }
+    }
+}
+
+/// The PC table (`-sanitizer-coverage-pc-table`) is not needed here.
+///
+/// # Safety
+/// Never dereferences its arguments.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __sanitizer_cov_pcs_init(_start: *const usize, _end: *const usize) {}
+
+/// Indirect-call tracing (`-sanitizer-coverage-level=4`): libFuzzer feeds it
+/// to value profiling only (`-use_value_profile`, off by default), so
+/// features do not depend on it.
+#[unsafe(no_mangle)]
+pub extern "C" fn __sanitizer_cov_trace_pc_indir(_callee: usize) {}
+
+/// Zeroes every counter before an input runs.
+fn reset_counters(arrays: &[(usize, usize)]) {
+    for &(start, end) in arrays {
+        unsafe { std::ptr::write_bytes(start as *mut u8, 0, end - start) };
+    }
+}
+
+/// Copies every counter into `snapshot` (sized beforehand) with `memcpy`,
+/// which is not instrumented: the driver's own code that runs afterwards
+/// (building the answer) cannot change what the input covered.
+fn snapshot_counters(arrays: &[(usize, usize)], snapshot: &mut [u8]) {
+    let mut at = 0;
+    for &(start, end) in arrays {
+        let len = end - start;
+        unsafe {
+            std::ptr::copy_nonoverlapping(start as *const u8, snapshot.as_mut_ptr().add(at), len)
+        };
+        at += len;
+    }
+}
+
+/// libFuzzer's features from 8-bit counters: counter index × 8 + the
+/// bucket of its hit count (1, 2, 3, 4–7, 8–15, 16–31, 32–127, 128+).
+fn append_features(snapshot: &[u8], out: &mut Vec<u8>) {
+    let count_at = out.len();
+    out.extend_from_slice(&0u32.to_le_bytes());
+    let mut count = 0u32;
+    for (i, &c) in snapshot.iter().enumerate() {
+        if c != 0 {
+            let bucket = match c {
+                1 => 0,
+                2 => 1,
+                3 => 2,
+                4..=7 => 3,
+                8..=15 => 4,
+                16..=31 => 5,
+                32..=127 => 6,
+                _ => 7,
+            };
+            out.extend_from_slice(&(i as u32 * 8 + bucket).to_le_bytes());
+            count += 1;
+        }
+    }
+    out[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
+}
 
 /// First panic seen while running the current input: (message, location).
 static PANIC: Mutex<Option<(String, String)>> = Mutex::new(None);
@@ -281,6 +361,10 @@ pub fn run(target: Target) -> ! {
     let mut inputs: Vec<Vec<u8>> = Vec::new();
     let mut frame: Vec<u8> = Vec::with_capacity(256);
     let mut values = ValueCache::default();
+    // Coverage builds: the counter arrays, and room for a snapshot of them.
+    let counters = COUNTERS.lock().map(|c| c.clone()).unwrap_or_default();
+    let mut snapshot = vec![0u8; counters.iter().map(|(s, e)| e - s).sum()];
+    frame.reserve(4 * snapshot.len() + 4096);
     loop {
         let mut kind = [0u8; 1];
         if input.read_exact(&mut kind).is_err() {
@@ -331,6 +415,26 @@ pub fn run(target: Target) -> ! {
                     frame.extend_from_slice(&(start as u32).to_le_bytes());
                     frame.extend_from_slice(&(end as u32).to_le_bytes());
                     frame.push(kind);
+                }
+                if output.write_all(&frame).is_err() {
+                    std::process::exit(0);
+                }
+            }
+            b'C' => {
+                let mut data = Vec::new();
+                if read_bytes(&mut input, &mut data).is_none() {
+                    std::process::exit(0);
+                }
+                frame.clear();
+                if counters.is_empty() {
+                    run_one(&target, &data, &mut frame);
+                    frame.extend_from_slice(&u32::MAX.to_le_bytes());
+                } else {
+                    reset_counters(&counters);
+                    // Nothing is flushed before: a death is this input's.
+                    run_one(&target, &data, &mut frame);
+                    snapshot_counters(&counters, &mut snapshot);
+                    append_features(&snapshot, &mut frame);
                 }
                 if output.write_all(&frame).is_err() {
                     std::process::exit(0);

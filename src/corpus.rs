@@ -1,0 +1,586 @@
+//! Corpus shrinking that keeps coverage: fewer, smaller inputs, the same
+//! features.
+//!
+//! A fuzzing corpus grows as the fuzzer finds new coverage, and every entry
+//! keeps whatever bytes it happened to carry when it was found. `cargo fuzz
+//! cmin` drops entries whose coverage others already have; afl-tmin (in its
+//! non-crash mode) shrinks one input while it keeps its execution path. This
+//! module does both in one pass, against coverage measured in-process by a
+//! coverage build of the driver:
+//!
+//! 1. measure every entry twice; features seen both times are *stable* (a
+//!    target with randomness, e.g. a `HashMap`, has unstable ones, which are
+//!    never required); entries that crash or hang are left out and listed;
+//! 2. take entries smallest first (as libFuzzer's merge does); an entry that
+//!    adds no stable feature to what the kept ones cover is dropped;
+//!    otherwise it is shrunk while it still covers the features it is kept
+//!    for, never crashes, and never reaches a feature the old corpus did not
+//!    have, so the new corpus's total coverage is *exactly* the old one's;
+//! 3. the caller writes the result to a new directory and re-measures it in
+//!    a fresh driver before anything replaces the old corpus.
+//!
+//! [`minimize`] is the algorithm over any `measure` function (unit-tested
+//! with fake coverage); [`shrink_corpus`] runs it against a real target.
+
+use crate::coverage::Features;
+use crate::error::{Error, Result};
+use crate::outcome::Outcome;
+use crate::output::write_atomic;
+use crate::reduce::Strategy;
+use crate::shrink::Shrinker;
+use crate::target::RunningTarget;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What one run of an input showed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Measure {
+    /// Returned (normally or by rejecting the input) with these features.
+    Covered(Features),
+    /// Crashed, hung or ran out of memory: not corpus material.
+    Failed(String),
+}
+
+/// Settings for [`minimize`].
+#[derive(Debug, Clone, Copy)]
+pub struct CorpusOptions {
+    /// Shrink the entries that are kept (`false`: only drop redundant ones,
+    /// like `cargo fuzz cmin`).
+    pub shrink: bool,
+    /// The reducer for each entry.
+    pub strategy: Strategy,
+    /// Tests per entry.
+    pub max_tests_per_input: Option<u64>,
+    /// Time for the whole corpus; entries reached after it are kept unshrunk.
+    pub max_time: Option<Duration>,
+}
+
+impl Default for CorpusOptions {
+    fn default() -> Self {
+        CorpusOptions {
+            shrink: true,
+            strategy: Strategy::Default,
+            max_tests_per_input: Some(5_000),
+            max_time: None,
+        }
+    }
+}
+
+/// One entry of the new corpus.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    /// Index of the entry it came from.
+    pub source: usize,
+    pub bytes: Vec<u8>,
+    pub features: Features,
+}
+
+/// The result of [`minimize`].
+#[derive(Debug, Clone, Default)]
+pub struct Minimized {
+    pub kept: Vec<Kept>,
+    /// Stable features of the old corpus (= the new corpus's, by construction).
+    pub features: Features,
+    /// Entries left out because they crashed or hung, with why.
+    pub failed: Vec<(usize, String)>,
+    /// Features seen in only one of an entry's two measurements.
+    pub unstable_features: usize,
+    /// Entries dropped because the kept ones already cover their features.
+    pub redundant: usize,
+    /// Runs of the target (measurements and shrinking tests).
+    pub runs: u64,
+    /// Entries whose shrinking stopped at the test or time budget.
+    pub budget_hit: usize,
+}
+
+/// Progress of [`minimize`], once per entry considered.
+#[derive(Debug, Clone, Copy)]
+pub struct CorpusProgress {
+    pub done: usize,
+    pub total: usize,
+    pub kept: usize,
+    pub bytes_before: usize,
+    pub bytes_after: usize,
+}
+
+/// Minimizes `entries` under `measure` (see the module docs).
+pub fn minimize<M>(
+    entries: &[Vec<u8>],
+    mut measure: M,
+    opts: &CorpusOptions,
+    mut progress: impl FnMut(CorpusProgress),
+) -> Minimized
+where
+    M: FnMut(&[u8]) -> Measure,
+{
+    let started = Instant::now();
+    let mut out = Minimized::default();
+    let mut runs = 0u64;
+    let mut count = |m: &mut M, bytes: &[u8]| {
+        runs += 1;
+        m(bytes)
+    };
+    // 1. Stable features of every entry.
+    let mut stable: Vec<Option<Features>> = Vec::with_capacity(entries.len());
+    for (i, e) in entries.iter().enumerate() {
+        let first = count(&mut measure, e);
+        let second = count(&mut measure, e);
+        match (first, second) {
+            (Measure::Covered(a), Measure::Covered(b)) => {
+                let s = a.intersection(&b);
+                out.unstable_features += a.len() + b.len() - 2 * s.len();
+                out.features.extend(&s);
+                stable.push(Some(s));
+            }
+            (Measure::Failed(why), _) | (_, Measure::Failed(why)) => {
+                out.failed.push((i, why));
+                stable.push(None);
+            }
+        }
+    }
+    // 2. Smallest first; keep what adds coverage, shrunk.
+    let mut order: Vec<usize> = (0..entries.len())
+        .filter(|&i| stable[i].is_some())
+        .collect();
+    order.sort_by(|&a, &b| (entries[a].len(), &entries[a]).cmp(&(entries[b].len(), &entries[b])));
+    let universe = out.features.clone();
+    let mut covered = Features::new();
+    let bytes_before: usize = entries.iter().map(Vec::len).sum();
+    let mut bytes_after = 0usize;
+    for (done, &i) in order.iter().enumerate() {
+        let own = stable[i].as_ref().expect("measured");
+        let need = own.difference(&covered);
+        if need.is_empty() {
+            out.redundant += 1;
+        } else {
+            let remaining = opts.max_time.map(|t| t.saturating_sub(started.elapsed()));
+            let mut kept = Kept {
+                source: i,
+                bytes: entries[i].clone(),
+                features: own.clone(),
+            };
+            if opts.shrink && remaining != Some(Duration::ZERO) {
+                let mut shrinker = Shrinker::new().strategy(opts.strategy);
+                if let Some(n) = opts.max_tests_per_input {
+                    shrinker = shrinker.max_tests(n);
+                }
+                if let Some(t) = remaining {
+                    shrinker = shrinker.max_time(t);
+                }
+                let shrunk = shrinker.shrink(&entries[i], |c| match count(&mut measure, c) {
+                    Measure::Covered(f) => f.contains_all(&need) && universe.contains_all(&f),
+                    Measure::Failed(_) => false,
+                });
+                if shrunk.budget_exhausted {
+                    out.budget_hit += 1;
+                }
+                if shrunk.input != entries[i] {
+                    // Measured once more: a result that only passed by
+                    // chance (unstable coverage) is not kept.
+                    if let Measure::Covered(f) = count(&mut measure, &shrunk.input) {
+                        if f.contains_all(&need) && universe.contains_all(&f) {
+                            kept.bytes = shrunk.input;
+                            kept.features = f.intersection(&universe);
+                        }
+                    }
+                }
+            }
+            covered.extend(&kept.features);
+            bytes_after += kept.bytes.len();
+            out.kept.push(kept);
+        }
+        progress(CorpusProgress {
+            done: done + 1,
+            total: order.len(),
+            kept: out.kept.len(),
+            bytes_before,
+            bytes_after,
+        });
+    }
+    out.runs = runs;
+    out
+}
+
+/// Result of [`shrink_corpus`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CorpusSummary {
+    pub target: String,
+    pub input_dir: PathBuf,
+    pub output_dir: PathBuf,
+    pub files_before: usize,
+    pub bytes_before: usize,
+    pub files_after: usize,
+    pub bytes_after: usize,
+    pub features_before: usize,
+    /// Re-measured on the written corpus in a fresh driver.
+    pub features_after: usize,
+    pub redundant: usize,
+    pub failed: Vec<(PathBuf, String)>,
+    pub unstable_features: usize,
+    pub budget_hit: usize,
+    pub runs: u64,
+    pub elapsed_secs: f64,
+    /// The old corpus was replaced (`--in-place`).
+    pub replaced: bool,
+}
+
+/// Regular files of a corpus directory (not recursive, like libFuzzer's
+/// corpus loading of one level as `cargo fuzz` lays it out), sorted by name.
+pub fn read_corpus(dir: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    let rerr = |source| Error::Read {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(rerr)?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).map_err(|source| Error::Read {
+                path: p.clone(),
+                source,
+            })?;
+            Ok((p, bytes))
+        })
+        .collect()
+}
+
+/// The name libFuzzer gives a corpus file: the SHA-1 of its contents.
+pub fn content_name(bytes: &[u8]) -> String {
+    sha1_smol::Sha1::from(bytes).digest().to_string()
+}
+
+/// Measures an input on a coverage build.
+pub fn measure(target: &mut RunningTarget, bytes: &[u8]) -> Measure {
+    match target.coverage(bytes) {
+        Ok((Outcome::Pass | Outcome::Reject, Some(f))) => Measure::Covered(f),
+        Ok((Outcome::Crash(s), _)) => Measure::Failed(s.to_string()),
+        Ok((_, None)) => Measure::Failed("no coverage reported".to_owned()),
+        Err(e) => Measure::Failed(e.to_string()),
+    }
+}
+
+/// The union of the stable features (seen in both of two runs) of every
+/// file in `dir`, and how many files failed. One-time start-up work of a
+/// fresh driver shows up in whichever input runs first, only once; running
+/// each input twice keeps it out, as [`minimize`] does.
+pub fn corpus_features(target: &mut RunningTarget, dir: &Path) -> Result<(Features, usize)> {
+    let mut all = Features::new();
+    let mut failed = 0;
+    for (_, bytes) in read_corpus(dir)? {
+        match (measure(target, &bytes), measure(target, &bytes)) {
+            (Measure::Covered(a), Measure::Covered(b)) => {
+                all.extend(&a.intersection(&b));
+            }
+            _ => failed += 1,
+        }
+    }
+    Ok((all, failed))
+}
+
+/// Shrinks the corpus in `input_dir` into `output_dir` (which must not exist
+/// or be empty), verifies it, and with `in_place` replaces `input_dir` by it.
+pub fn shrink_corpus(
+    target: &mut RunningTarget,
+    input_dir: &Path,
+    output_dir: &Path,
+    in_place: bool,
+    opts: &CorpusOptions,
+    progress: impl FnMut(CorpusProgress),
+) -> Result<CorpusSummary> {
+    let started = Instant::now();
+    let files = read_corpus(input_dir)?;
+    if let Ok(mut rd) = std::fs::read_dir(output_dir) {
+        if rd.next().is_some() {
+            return Err(Error::OutputExists {
+                path: output_dir.to_owned(),
+            });
+        }
+    }
+    let entries: Vec<Vec<u8>> = files.iter().map(|(_, b)| b.clone()).collect();
+    // Absorb the driver's one-time start-up coverage before measuring.
+    let _ = measure(target, b"");
+    let m = minimize(&entries, |b| measure(target, b), opts, progress);
+
+    // Written next to the destination, renamed into place when complete.
+    let parent = output_dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let werr = |path: &Path, source| Error::Write {
+        path: path.to_owned(),
+        source,
+    };
+    let staging = tempfile::Builder::new()
+        .prefix(".reduce-crash-corpus-")
+        .tempdir_in(parent)
+        .map_err(|e| werr(parent, e))?;
+    for k in &m.kept {
+        write_atomic(&staging.path().join(content_name(&k.bytes)), &k.bytes)?;
+    }
+    // Verify in a fresh driver: nothing carried over from shrinking.
+    target.restart();
+    let _ = measure(target, b"");
+    let (after, failed_after) = corpus_features(target, staging.path())?;
+    if after != m.features || failed_after > 0 {
+        return Err(Error::CoverageLost {
+            dir: input_dir.to_owned(),
+            before: m.features.len(),
+            after: after.len(),
+            missing: m.features.difference(&after).len(),
+        });
+    }
+    let staged = staging.keep();
+    if output_dir.exists() {
+        std::fs::remove_dir(output_dir).map_err(|e| werr(output_dir, e))?;
+    }
+    std::fs::rename(&staged, output_dir).map_err(|e| werr(output_dir, e))?;
+    let mut final_dir = output_dir.to_owned();
+    if in_place {
+        let old = parent.join(format!(
+            ".reduce-crash-old-{}",
+            input_dir
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default()
+        ));
+        let _ = std::fs::remove_dir_all(&old);
+        std::fs::rename(input_dir, &old).map_err(|e| werr(input_dir, e))?;
+        std::fs::rename(output_dir, input_dir).map_err(|e| werr(input_dir, e))?;
+        std::fs::remove_dir_all(&old).map_err(|e| werr(&old, e))?;
+        final_dir = input_dir.to_owned();
+    }
+    Ok(CorpusSummary {
+        target: target.name().to_owned(),
+        input_dir: input_dir.to_owned(),
+        output_dir: final_dir,
+        files_before: files.len(),
+        bytes_before: entries.iter().map(Vec::len).sum(),
+        files_after: m.kept.len(),
+        bytes_after: m.kept.iter().map(|k| k.bytes.len()).sum(),
+        features_before: m.features.len(),
+        features_after: after.len(),
+        redundant: m.redundant,
+        failed: m
+            .failed
+            .iter()
+            .map(|(i, why)| (files[*i].0.clone(), why.clone()))
+            .collect(),
+        unstable_features: m.unstable_features,
+        budget_hit: m.budget_hit,
+        runs: m.runs,
+        elapsed_secs: started.elapsed().as_secs_f64(),
+        replaced: in_place,
+    })
+}
+
+/// `cargo reduce-crash --corpus [DIR]`.
+#[derive(Debug, Clone)]
+pub struct CorpusCommand {
+    /// The corpus directory; default `<fuzz dir>/corpus/<target>`.
+    pub dir: Option<PathBuf>,
+    pub in_place: bool,
+    pub shrink: bool,
+}
+
+/// Runs `--corpus` for the CLI: finds the project and target, builds the
+/// coverage driver, shrinks, verifies, reports progress to `reporter`.
+pub fn run(
+    opts: &crate::session::Options,
+    cmd: &CorpusCommand,
+    reporter: &mut crate::report::Reporter,
+) -> Result<CorpusSummary> {
+    use crate::project::FuzzProject;
+    let mut locate = opts.locate.clone();
+    locate.artifact = cmd.dir.clone();
+    let project = FuzzProject::locate(&locate)?;
+    let (name, dir) = match (&cmd.dir, &opts.fuzz_target) {
+        (Some(dir), explicit) => {
+            // A corpus directory is named after its target (corpus/<target>/).
+            let name = project
+                .resolve_target(explicit.as_deref(), &dir.join("entry"))?
+                .name
+                .clone();
+            (name, dir.clone())
+        }
+        (None, Some(name)) => {
+            project.target(name)?;
+            (name.clone(), project.dir.join("corpus").join(name))
+        }
+        (None, None) => {
+            return Err(Error::TargetNotInferred {
+                path: project.dir.join("corpus"),
+                known: project.target_names(),
+            })
+        }
+    };
+    if !dir.is_dir() {
+        return Err(Error::CorpusMissing { path: dir });
+    }
+    let output = opts.output.clone().unwrap_or_else(|| {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "corpus".to_owned());
+        dir.with_file_name(format!("{name}.reduced"))
+    });
+    if output.canonicalize().ok() == dir.canonicalize().ok() {
+        return Err(Error::OutputIsInput { path: output });
+    }
+    reporter.status(
+        "Building",
+        format!("coverage driver for fuzz target `{name}`"),
+    );
+    let target_opts = crate::target::TargetOptions {
+        build: opts.build.clone(),
+        coverage: true,
+        timeout: opts.timeout.unwrap_or(Duration::from_secs(1)),
+        rss_limit_mb: opts.rss_limit_mb,
+        malloc_limit_mb: opts.malloc_limit_mb,
+    };
+    let mut target = RunningTarget::start(project, &name, &target_opts)?;
+    let strategy = match opts.strategy {
+        crate::session::StrategyChoice::Bytes(s) => s,
+        _ if target.typed() => Strategy::Choices,
+        _ => Strategy::Default,
+    };
+    let corpus_opts = CorpusOptions {
+        shrink: cmd.shrink,
+        strategy,
+        max_tests_per_input: opts
+            .budget
+            .max_tests
+            .or(CorpusOptions::default().max_tests_per_input),
+        max_time: opts.budget.max_time,
+    };
+    reporter.status(
+        "Shrinking",
+        format!(
+            "corpus {} ({}) into {}",
+            dir.display(),
+            if cmd.shrink {
+                strategy.name()
+            } else {
+                "drop redundant entries only"
+            },
+            output.display()
+        ),
+    );
+    let started = Instant::now();
+    shrink_corpus(
+        &mut target,
+        &dir,
+        &output,
+        cmd.in_place,
+        &corpus_opts,
+        |p| {
+            reporter.corpus_progress(&p, started.elapsed());
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fake coverage: feature `b` for every distinct byte value `b`, plus
+    /// feature 1000 + n for a run of n equal bytes (n ≤ 3); `!` crashes.
+    fn fake(bytes: &[u8]) -> Measure {
+        if bytes.contains(&b'!') {
+            return Measure::Failed("panic".into());
+        }
+        let mut f: Vec<u32> = bytes.iter().map(|&b| u32::from(b)).collect();
+        for w in bytes.windows(2) {
+            if w[0] == w[1] {
+                f.push(1002);
+            }
+        }
+        for w in bytes.windows(3) {
+            if w[0] == w[1] && w[1] == w[2] {
+                f.push(1003);
+            }
+        }
+        Measure::Covered(Features::from_unsorted(f))
+    }
+
+    fn union(entries: &[Vec<u8>]) -> Features {
+        let mut all = Features::new();
+        for e in entries {
+            if let Measure::Covered(f) = fake(e) {
+                all.extend(&f);
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn keeps_total_coverage_exactly_with_fewer_bytes() {
+        let entries: Vec<Vec<u8>> = vec![
+            b"hello world".to_vec(),
+            b"hello".to_vec(),
+            b"zzz and more zzz".to_vec(),
+            b"crash!".to_vec(),
+            b"ab".to_vec(),
+            b"ba".to_vec(),
+        ];
+        let m = minimize(&entries, fake, &CorpusOptions::default(), |_| {});
+        let kept: Vec<Vec<u8>> = m.kept.iter().map(|k| k.bytes.clone()).collect();
+        assert_eq!(union(&kept), union(&entries));
+        assert_eq!(m.features, union(&entries));
+        let before: usize = entries.iter().map(Vec::len).sum();
+        let after: usize = kept.iter().map(Vec::len).sum();
+        assert!(after < before / 2, "{after} of {before} bytes");
+        assert_eq!(m.failed, vec![(3, "panic".to_owned())]);
+        assert!(m.redundant >= 1, "`ba` adds nothing once `ab` is kept");
+        assert!(kept.iter().any(|k| k.windows(3).any(|w| w == b"zzz")));
+    }
+
+    #[test]
+    fn without_shrinking_it_only_drops_redundant_entries() {
+        let entries: Vec<Vec<u8>> = vec![b"abc".to_vec(), b"ab".to_vec(), b"cab".to_vec()];
+        let opts = CorpusOptions {
+            shrink: false,
+            ..CorpusOptions::default()
+        };
+        let m = minimize(&entries, fake, &opts, |_| {});
+        // Smallest first: `ab`, then `abc` adds `c`; `cab` adds nothing.
+        let kept: Vec<&[u8]> = m.kept.iter().map(|k| k.bytes.as_slice()).collect();
+        assert_eq!(kept, vec![&b"ab"[..], &b"abc"[..]]);
+        assert_eq!(m.redundant, 1);
+    }
+
+    #[test]
+    fn never_reaches_features_the_old_corpus_lacked() {
+        // Shrinking `xxxx` to `xx` would lose 1003; to `x` loses 1002 too.
+        // Nothing smaller than `xxx` keeps {x, 1002, 1003}.
+        let entries = vec![b"xxxxxxxx".to_vec()];
+        let m = minimize(&entries, fake, &CorpusOptions::default(), |_| {});
+        assert_eq!(m.kept[0].bytes, b"xxx");
+    }
+
+    #[test]
+    fn unstable_features_are_never_required() {
+        let mut flip = false;
+        let flaky = |b: &[u8]| {
+            flip = !flip;
+            match fake(b) {
+                Measure::Covered(mut f) => {
+                    if flip {
+                        f.extend(&Features::from_unsorted(vec![5000]));
+                    }
+                    Measure::Covered(f)
+                }
+                other => other,
+            }
+        };
+        let entries = vec![b"aaab".to_vec()];
+        let m = minimize(&entries, flaky, &CorpusOptions::default(), |_| {});
+        assert_eq!(m.unstable_features, 1);
+        assert!(!m.features.contains(5000));
+    }
+}

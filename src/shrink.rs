@@ -1,0 +1,222 @@
+//! Shrinking one input under any predicate, as a library call.
+//!
+//! The CLI reduces crashes; a mutation fuzzer wants the same machinery for
+//! its own purposes: shrink each new population member while it keeps the
+//! coverage that earned it a place (libFuzzer's `-reduce_inputs`, the
+//! Fuzzing Book's mutation fuzzer with reduction), or shrink under any
+//! property of its own. [`Shrinker`] wraps the reducers behind a closure
+//! `FnMut(&[u8]) -> bool` with a cache in front and budgets on tests and
+//! time; [`crate::target::FuzzTarget`] supplies ready predicates for a real
+//! fuzz target (same crash, same coverage).
+//!
+//! ```
+//! use reduce_crash::shrink::Shrinker;
+//!
+//! // Interesting while it still contains "bug" (a stand-in for running a target).
+//! let input = b"lots of noise around a bug and more noise".to_vec();
+//! let shrunk = Shrinker::new()
+//!     .max_tests(10_000)
+//!     .shrink(&input, |c| c.windows(3).any(|w| w == b"bug"));
+//! assert_eq!(shrunk.input, b"bug");
+//! assert!(shrunk.tests < 200);
+//! ```
+
+use crate::crash_oracle::shortlex_less;
+use crate::oracle::{Cached, Oracle};
+use crate::reduce::Strategy;
+use std::time::{Duration, Instant};
+
+/// Shrinks inputs under a predicate. Cheap to build; reusable.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shrinker {
+    strategy: Strategy,
+    max_tests: Option<u64>,
+    max_time: Option<Duration>,
+}
+
+/// What [`Shrinker::shrink`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shrunk {
+    /// The smallest input found that satisfies the predicate (the original
+    /// when nothing smaller does).
+    pub input: Vec<u8>,
+    /// Times the predicate was called.
+    pub tests: u64,
+    /// Candidates answered from the cache instead.
+    pub cache_hits: u64,
+    /// A budget ran out before the reducer finished (the result is the best
+    /// found so far, not necessarily 1-minimal).
+    pub budget_exhausted: bool,
+}
+
+impl Shrinker {
+    /// The default byte pipeline (chunks, ddmin, simplification), no budget.
+    pub fn new() -> Self {
+        Shrinker::default()
+    }
+
+    /// Which reducer to run (e.g. [`Strategy::Choices`] for inputs decoded
+    /// by `arbitrary`, [`Strategy::Ddmin`] for 1-minimality alone).
+    pub fn strategy(mut self, strategy: Strategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// Stop after this many predicate calls.
+    pub fn max_tests(mut self, n: u64) -> Self {
+        self.max_tests = Some(n);
+        self
+    }
+
+    /// Stop after this much time.
+    pub fn max_time(mut self, d: Duration) -> Self {
+        self.max_time = Some(d);
+        self
+    }
+
+    /// Shrinks `input`, which must satisfy `predicate` (it is not called on
+    /// `input` itself). Returns the shortlex-smallest satisfying candidate
+    /// seen; with no budget hit, the reducer's own result (1-minimal for the
+    /// byte strategies).
+    pub fn shrink<F>(&self, input: &[u8], predicate: F) -> Shrunk
+    where
+        F: FnMut(&[u8]) -> bool,
+    {
+        let oracle = BudgetOracle {
+            predicate,
+            max_tests: self.max_tests,
+            deadline: self.max_time.map(|d| Instant::now() + d),
+            tests: 0,
+            exhausted: false,
+            best: input.to_vec(),
+        };
+        let mut cached = Cached::new(oracle);
+        cached.remember(input, true);
+        let result = self.strategy.run(input, &mut cached);
+        let cache_hits = cached.stats().cache_hits;
+        let oracle = cached.into_inner();
+        let input = if !oracle.exhausted || shortlex_less(&result, &oracle.best) {
+            result
+        } else {
+            oracle.best
+        };
+        Shrunk {
+            input,
+            tests: oracle.tests,
+            cache_hits,
+            budget_exhausted: oracle.exhausted,
+        }
+    }
+}
+
+/// A predicate with budgets, remembering the best candidate it accepted.
+struct BudgetOracle<F> {
+    predicate: F,
+    max_tests: Option<u64>,
+    deadline: Option<Instant>,
+    tests: u64,
+    exhausted: bool,
+    best: Vec<u8>,
+}
+
+impl<F: FnMut(&[u8]) -> bool> BudgetOracle<F> {
+    fn out_of_budget(&mut self) -> bool {
+        if !self.exhausted {
+            let tests = self.max_tests.is_some_and(|m| self.tests >= m);
+            let time = self.deadline.is_some_and(|d| Instant::now() >= d);
+            self.exhausted = tests || time;
+        }
+        self.exhausted
+    }
+}
+
+impl<F: FnMut(&[u8]) -> bool> Oracle<u8> for BudgetOracle<F> {
+    fn test(&mut self, candidate: &[u8]) -> bool {
+        if self.out_of_budget() {
+            return false;
+        }
+        self.tests += 1;
+        let ok = (self.predicate)(candidate);
+        if ok && shortlex_less(candidate, &self.best) {
+            self.best = candidate.to_vec();
+        }
+        ok
+    }
+
+    fn exhausted(&self) -> bool {
+        self.exhausted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contains(hay: &[u8], needle: &[u8]) -> bool {
+        hay.windows(needle.len()).any(|w| w == needle)
+    }
+
+    #[test]
+    fn reaches_the_minimum_without_a_budget() {
+        let input = b"xxxxAxxxxBxxxxCxxxx";
+        let s = Shrinker::new().shrink(input, |c| {
+            contains(c, b"A") && contains(c, b"B") && contains(c, b"C")
+        });
+        assert_eq!(s.input, b"ABC");
+        assert!(!s.budget_exhausted);
+        assert!(s.tests > 0);
+    }
+
+    #[test]
+    fn a_test_budget_is_respected_and_the_best_so_far_kept() {
+        let input: Vec<u8> = (0..2000u32).map(|i| (i % 251) as u8).collect();
+        let s = Shrinker::new()
+            .max_tests(7)
+            .shrink(&input, |c| c.len() >= 10 && c[0] == 0);
+        assert_eq!(s.tests, 7);
+        assert!(s.budget_exhausted);
+        assert!(
+            s.input.len() < input.len(),
+            "seven tests halve at least once"
+        );
+        assert!(
+            s.input.len() >= 10 && s.input[0] == 0,
+            "still satisfies the predicate"
+        );
+    }
+
+    #[test]
+    fn the_result_always_satisfies_the_predicate_and_is_never_larger() {
+        let mut seed = 99u64;
+        for round in 0..50 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let len = 1 + (seed >> 33) as usize % 300;
+            let input: Vec<u8> = (0..len)
+                .map(|i| ((seed >> (i % 50)) as u8) ^ i as u8)
+                .collect();
+            let key = input[len / 2];
+            let pred = |c: &[u8]| c.iter().filter(|&&b| b == key).count() >= 1;
+            let s = Shrinker::new()
+                .max_tests(1 + round * 3)
+                .shrink(&input, pred);
+            assert!(pred(&s.input));
+            assert!(s.input.len() <= input.len());
+        }
+    }
+
+    #[test]
+    fn repeated_candidates_come_from_the_cache() {
+        let mut calls = 0;
+        let s = Shrinker::new()
+            .strategy(Strategy::Ddmin)
+            .shrink(b"aaaaaaaaaaaaaaaab", |c| {
+                calls += 1;
+                c.contains(&b'b')
+            });
+        assert_eq!(s.input, b"b");
+        assert_eq!(s.tests, calls);
+        assert!(s.cache_hits > 0, "ddmin asks some subsets twice");
+    }
+}
