@@ -1,0 +1,287 @@
+//! `--corpus`: shrinking a fuzzing corpus while keeping its coverage.
+//!
+//! The corpus is a set of INI files for the bundled example project's `parse`
+//! target (copied; the source tree is never touched). Coverage is re-measured
+//! *independently* of this tool: the test builds the target exactly as
+//! `cargo fuzz build -s none` does (libFuzzer linked in, cargo-fuzz's
+//! instrumentation flags, no cargo-fuzz needed) and compares libFuzzer's own
+//! `cov:` and `ft:` counts for the old and the new corpus (`-runs=0` loads a
+//! corpus, reports its coverage and exits).
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The example project, copied once per test process.
+fn example() -> &'static PathBuf {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("example");
+        let root = tmp_root().join("fixtures").join("example-corpus");
+        sync_tree(&src, &root);
+        root
+    })
+}
+
+/// One deterministic INI-like document: sections, pairs, quoted values,
+/// comments and malformed lines (never an unterminated quote: that is the
+/// example's bug, and corpus entries do not crash).
+fn ini_document(rng: &mut Rng) -> Vec<u8> {
+    let words = ["alpha", "beta", "gamma", "port", "host", "x", "long value here"];
+    let mut out = String::new();
+    for _ in 0..5 + rng.below(40) {
+        let w = words[rng.below(words.len())];
+        let line = match rng.below(9) {
+            0 => format!("[{w} {}]", rng.below(100)),
+            1 => format!("{w}_{} = {}", rng.below(50), rng.below(100_000)),
+            2 => format!("{w} = \"quoted # {w}\""),
+            3 => format!("# comment about {w}"),
+            4 => format!("; {w}"),
+            5 => format!("{w} = {w} # trailing comment"),
+            6 => String::new(),
+            7 => format!("[unclosed {w}"),
+            _ => format!("= no key {w}"),
+        };
+        out.push_str(&"  ".repeat(rng.below(2)));
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+/// Writes `n` documents into a fresh `dir`.
+fn write_corpus(dir: &Path, seed: &str, n: usize) -> Vec<(PathBuf, Vec<u8>)> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    let mut rng = Rng::from_name(seed);
+    (0..n)
+        .map(|i| {
+            let bytes = ini_document(&mut rng);
+            let path = dir.join(format!("seed-{i:02}"));
+            std::fs::write(&path, &bytes).unwrap();
+            (path, bytes)
+        })
+        .collect()
+}
+
+fn host_triple() -> String {
+    let out = Command::new("rustc").arg("-vV").output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+        .unwrap()
+}
+
+/// The `parse` target built as `cargo fuzz build -s none parse` builds it
+/// (cargo-fuzz 0.13's default release flags), with libFuzzer.
+fn libfuzzer_binary() -> &'static PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let target_dir = tmp_root().join("example-libfuzzer");
+        let triple = host_triple();
+        let flags = [
+            "-Cpasses=sancov-module",
+            "-Cllvm-args=-sanitizer-coverage-level=4",
+            "-Cllvm-args=-sanitizer-coverage-inline-8bit-counters",
+            "-Cllvm-args=-sanitizer-coverage-pc-table",
+            "-Cllvm-args=-sanitizer-coverage-trace-compares",
+            "--cfg",
+            "fuzzing",
+            "-Cllvm-args=-simplifycfg-branch-fold-threshold=0",
+            "-Cllvm-args=-sanitizer-coverage-stack-depth",
+            "-Cdebug-assertions",
+            "-Ccodegen-units=1",
+        ];
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--release", "--bin", "parse", "--target", &triple])
+            .arg("--manifest-path")
+            .arg(example().join("fuzz/Cargo.toml"))
+            .arg("--target-dir")
+            .arg(&target_dir)
+            .env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
+            .env_remove("RUSTFLAGS")
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the libFuzzer binary failed");
+        target_dir.join(triple).join("release/parse")
+    })
+}
+
+/// libFuzzer's `(cov, ft)` for a corpus directory.
+fn libfuzzer_coverage(dir: &Path) -> (u64, u64) {
+    let out = Command::new(libfuzzer_binary())
+        .arg("-runs=0")
+        .arg(dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.contains("INITED"))
+        .unwrap_or_else(|| panic!("no INITED line from libFuzzer:\n{err}"));
+    let field = |name: &str| -> u64 {
+        let rest = &line[line.find(name).unwrap() + name.len()..];
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    (field("cov:"), field("ft:"))
+}
+
+fn total_bytes(dir: &Path) -> (usize, usize) {
+    let mut files = 0;
+    let mut bytes = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            files += 1;
+            bytes += std::fs::read(e.path()).unwrap().len();
+        }
+    }
+    (files, bytes)
+}
+
+#[test]
+fn shrinking_keeps_libfuzzers_coverage_exactly_with_fewer_bytes() {
+    let fuzz = example().join("fuzz");
+    let corpus = fuzz.join("corpus/parse");
+    let output = fuzz.join("corpus/parse.reduced");
+    let _ = std::fs::remove_dir_all(&output);
+    let originals = write_corpus(&corpus, "corpus-ini", 24);
+
+    let run = run(
+        &["--corpus", "fuzz/corpus/parse", "--message-format", "json"],
+        example(),
+    );
+    run.assert_code(0).assert_no_panic();
+    let done = run.message("corpus-finished");
+    let (files_before, bytes_before) = total_bytes(&corpus);
+    let (files_after, bytes_after) = total_bytes(&output);
+    assert_eq!(done["files_before"], files_before);
+    assert_eq!(done["files_after"], files_after);
+    assert_eq!(done["bytes_after"], bytes_after);
+    assert_eq!(done["features_before"], done["features_after"]);
+    assert!(done["failed"].as_array().unwrap().is_empty());
+
+    // Independently: libFuzzer counts the same coverage for both corpora.
+    let before = libfuzzer_coverage(&corpus);
+    let after = libfuzzer_coverage(&output);
+    eprintln!(
+        "corpus: {files_before} files, {bytes_before} bytes -> {files_after} files, \
+         {bytes_after} bytes; libFuzzer (cov, ft) {before:?} -> {after:?}"
+    );
+    assert_eq!(before, after, "libFuzzer's cov/ft must not change");
+    assert!(before.1 > 50, "a real corpus: {before:?}");
+    assert!(
+        bytes_after * 3 < bytes_before,
+        "{bytes_after} of {bytes_before} bytes"
+    );
+    assert!(files_after < files_before);
+    // New entries are named like libFuzzer names them (SHA-1 of contents).
+    for e in std::fs::read_dir(&output).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().into_string().unwrap();
+        assert_eq!(name.len(), 40, "{name}");
+    }
+    // The old corpus is untouched.
+    for (path, bytes) in &originals {
+        assert_eq!(&std::fs::read(path).unwrap(), bytes);
+    }
+    assert_eq!(total_bytes(&corpus), (24, originals.iter().map(|o| o.1.len()).sum()));
+}
+
+#[test]
+fn in_place_replaces_the_corpus_only_after_verifying_it() {
+    let fuzz = example().join("fuzz");
+    let corpus = fuzz.join("corpus/in-place");
+    write_corpus(&corpus, "corpus-in-place", 12);
+    let before = libfuzzer_coverage(&corpus);
+    let (files_before, bytes_before) = total_bytes(&corpus);
+    let run = run(
+        &[
+            "--corpus",
+            "fuzz/corpus/in-place",
+            "-t",
+            "parse",
+            "--in-place",
+            "--message-format",
+            "json",
+        ],
+        example(),
+    );
+    run.assert_code(0).assert_no_panic();
+    let done = run.message("corpus-finished");
+    assert_eq!(done["replaced"], true);
+    let (files_after, bytes_after) = total_bytes(&corpus);
+    assert!(files_after <= files_before && bytes_after < bytes_before);
+    assert_eq!(libfuzzer_coverage(&corpus), before);
+    // Nothing left beside it: no temporary or backup directory.
+    let leftovers: Vec<String> = std::fs::read_dir(fuzz.join("corpus"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn crashing_entries_are_left_out_and_listed() {
+    let fuzz = example().join("fuzz");
+    let corpus = fuzz.join("corpus/with-crash");
+    let output = fuzz.join("corpus/with-crash.out");
+    let _ = std::fs::remove_dir_all(&output);
+    write_corpus(&corpus, "corpus-with-crash", 6);
+    std::fs::write(corpus.join("crashes"), b"[s]\nname = \"unterminated\n").unwrap();
+    let run = run(
+        &[
+            "--corpus",
+            "fuzz/corpus/with-crash",
+            "-t",
+            "parse",
+            "-o",
+            "fuzz/corpus/with-crash.out",
+        ],
+        example(),
+    );
+    run.assert_code(0).assert_no_panic();
+    assert!(
+        run.stderr.contains("left out") && run.stderr.contains("crashes"),
+        "{}",
+        run.describe()
+    );
+    let kept: Vec<Vec<u8>> = std::fs::read_dir(&output)
+        .unwrap()
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(!kept.is_empty());
+    assert!(kept.iter().all(|k| !contains(k, b"\"unterminated")));
+}
+
+#[test]
+fn bad_corpus_arguments_are_one_line_errors() {
+    let fuzz = example().join("fuzz");
+    let run1 = run(&["--corpus", "fuzz/corpus/nope", "-t", "parse"], example());
+    run1.assert_code(5).assert_no_panic();
+    assert_eq!(run1.error_lines().len(), 1, "{}", run1.describe());
+    assert!(run1.stderr.contains("does not exist"));
+
+    let corpus = fuzz.join("corpus/exists");
+    write_corpus(&corpus, "corpus-exists", 2);
+    let occupied = fuzz.join("corpus/occupied");
+    std::fs::create_dir_all(&occupied).unwrap();
+    std::fs::write(occupied.join("precious"), b"keep me").unwrap();
+    let run2 = run(
+        &["--corpus", "fuzz/corpus/exists", "-t", "parse", "-o", "fuzz/corpus/occupied"],
+        example(),
+    );
+    run2.assert_code(5).assert_no_panic();
+    assert!(run2.stderr.contains("not empty"), "{}", run2.describe());
+    assert_eq!(std::fs::read(occupied.join("precious")).unwrap(), b"keep me");
+
+    let run3 = run(&["--corpus"], example());
+    run3.assert_code(7).assert_no_panic();
+    assert!(run3.stderr.contains("--fuzz-target"), "{}", run3.describe());
+}
