@@ -134,6 +134,48 @@ const CASES: &[Case] = &[
                    Job { id: 0, priority: 128, deadline: 0 }]",
         seeds: [SEED_BATCH_0, SEED_BATCH_1],
     },
+    Case {
+        target: "typed_allocator",
+        message: "a page run fits in its segment",
+        location: "src/lib.rs:978:14",
+        expected: "[Alloc { index: 0, layout: Size { size: 1, align: 21 } }]",
+        seeds: [SEED_ALLOCATOR_0, SEED_ALLOCATOR_1],
+    },
+    Case {
+        target: "typed_slotmap",
+        message: "the trailing sentinel follows every slot",
+        location: "src/lib.rs:1077:14",
+        expected: "Target { ctor: New, ops: [Insert, Remove(0)] }",
+        seeds: [SEED_SLOTMAP_0, SEED_SLOTMAP_1],
+    },
+    Case {
+        target: "typed_delta",
+        message: "a delete never runs past the last chunk",
+        location: "src/lib.rs:1200:18",
+        expected: "[Insert { site: 0, pos: 0, text: 100 }, Delete { site: 0, pos: 2, len: 2 }]",
+        seeds: [SEED_DELTA_0, SEED_DELTA_1],
+    },
+    Case {
+        target: "typed_smartstring",
+        message: "inline buffer is not valid UTF-8",
+        location: "src/lib.rs:1337:27",
+        expected: r#"(FromString("\u{80}"), [Pop])"#,
+        seeds: [SEED_SMARTSTRING_0, SEED_SMARTSTRING_1],
+    },
+    Case {
+        target: "typed_bcn",
+        message: "attempt to multiply with overflow",
+        location: "src/lib.rs:1424:20",
+        expected: "(1, 1073741821, BC2Unorm, [])",
+        seeds: [SEED_BCN_0, SEED_BCN_1],
+    },
+    Case {
+        target: "typed_patch",
+        message: "clamped to the last line",
+        location: "src/lib.rs:1498:18",
+        expected: "[Edit { offset: (1, 0), length: (0, 0), text: [0, 0, 0, 0] }]",
+        seeds: [SEED_PATCH_0, SEED_PATCH_1],
+    },
 ];
 
 // Found by `find_typed_seeds` (the first two crashing seeds from 0 up).
@@ -163,6 +205,19 @@ const SEED_ROUTE_0: u64 = 153;
 const SEED_ROUTE_1: u64 = 1540;
 const SEED_BATCH_0: u64 = 302;
 const SEED_BATCH_1: u64 = 636;
+// Targets mirroring real cargo-fuzz targets (see the fixture's README).
+const SEED_ALLOCATOR_0: u64 = 15;
+const SEED_ALLOCATOR_1: u64 = 351;
+const SEED_SLOTMAP_0: u64 = 4;
+const SEED_SLOTMAP_1: u64 = 16;
+const SEED_DELTA_0: u64 = 80;
+const SEED_DELTA_1: u64 = 147;
+const SEED_SMARTSTRING_0: u64 = 67;
+const SEED_SMARTSTRING_1: u64 = 161;
+const SEED_BCN_0: u64 = 0;
+const SEED_BCN_1: u64 = 3;
+const SEED_PATCH_0: u64 = 15;
+const SEED_PATCH_1: u64 = 20;
 
 /// A seeded random blob of 200–2000 bytes (the same in `benches/choices.rs`).
 fn blob(target: &str, seed: u64) -> Vec<u8> {
@@ -367,6 +422,36 @@ fn typed_route_reduces_to_minimal_value() {
 #[test]
 fn typed_batch_reduces_to_minimal_value() {
     check_target("typed_batch");
+}
+
+#[test]
+fn typed_allocator_reduces_to_minimal_value() {
+    check_target("typed_allocator");
+}
+
+#[test]
+fn typed_slotmap_reduces_to_minimal_value() {
+    check_target("typed_slotmap");
+}
+
+#[test]
+fn typed_delta_reduces_to_minimal_value() {
+    check_target("typed_delta");
+}
+
+#[test]
+fn typed_smartstring_reduces_to_minimal_value() {
+    check_target("typed_smartstring");
+}
+
+#[test]
+fn typed_bcn_reduces_to_minimal_value() {
+    check_target("typed_bcn");
+}
+
+#[test]
+fn typed_patch_reduces_to_minimal_value() {
+    check_target("typed_patch");
 }
 
 #[test]
