@@ -1,0 +1,290 @@
+//! Corpus shrinking (`--corpus`) vs `cargo fuzz cmin`, side by side on the
+//! same corpora, and the population-reduction example fuzzer with and
+//! without reduction.
+//!
+//! Target: the bundled example project's `parse` (an INI parser), copied to
+//! `target/bench-fixtures/example-cmin`. Corpora: seeded generated INI
+//! documents (sections, pairs, quoted values, comments, malformed lines),
+//! the kind of seed files users collect; none crashes the target. For each
+//! corpus, both tools start from the same files:
+//!
+//! * `cargo fuzz cmin -s none parse DIR` (libFuzzer's `-merge=1`);
+//! * `cargo reduce-crash --corpus DIR -o OUT` (drop redundant entries and
+//!   shrink the kept ones, keeping every coverage feature).
+//!
+//! Coverage of every result is measured twice: by libFuzzer itself (the
+//! `cov:`/`ft:` of `-runs=0` on the cargo-fuzz-built binary) and by this
+//! tool's coverage driver. Wall times exclude the builds (both are warmed up
+//! first). Then `examples/population.rs` runs the same number of mutants
+//! with and without population reduction.
+//!
+//! Needs cargo-fuzz (`cargo install cargo-fuzz`); without it, only the
+//! example fuzzer part runs. Run with `cargo bench --bench corpus`.
+
+mod common;
+
+use serde_json::Value;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_cargo-reduce-crash");
+const LIMIT: Duration = Duration::from_secs(900);
+/// (corpus name, number of documents, generator seed)
+const CORPORA: &[(&str, usize, u64)] = &[("ini-100", 100, 1), ("ini-400", 400, 2)];
+const MUTANTS: &str = "300000";
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) % n as u64) as usize
+    }
+}
+
+/// An INI-like document; never an unterminated quote (the example's bug).
+fn ini_document(rng: &mut Rng) -> Vec<u8> {
+    let words = ["alpha", "beta", "gamma", "port", "host", "x", "long value here"];
+    let mut out = String::new();
+    for _ in 0..5 + rng.below(60) {
+        let w = words[rng.below(words.len())];
+        let line = match rng.below(9) {
+            0 => format!("[{w} {}]", rng.below(100)),
+            1 => format!("{w}_{} = {}", rng.below(50), rng.below(100_000)),
+            2 => format!("{w} = \"quoted # {w}\""),
+            3 => format!("# comment about {w}"),
+            4 => format!("; {w}"),
+            5 => format!("{w} = {w} # trailing comment"),
+            6 => String::new(),
+            7 => format!("[unclosed {w}"),
+            _ => format!("= no key {w}"),
+        };
+        out.push_str(&"  ".repeat(rng.below(2)));
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+fn fresh_dir(dir: &Path) {
+    if dir.exists() {
+        fs::remove_dir_all(dir).expect("remove old bench dir");
+    }
+    fs::create_dir_all(dir).expect("create bench dir");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fresh_dir(to);
+    for e in fs::read_dir(from).expect("read corpus") {
+        let e = e.expect("entry");
+        fs::copy(e.path(), to.join(e.file_name())).expect("copy entry");
+    }
+}
+
+fn size(dir: &Path) -> (usize, usize) {
+    let mut files = 0;
+    let mut bytes = 0;
+    for e in fs::read_dir(dir).expect("read corpus") {
+        let e = e.expect("entry");
+        if e.file_type().expect("type").is_file() {
+            files += 1;
+            bytes += fs::metadata(e.path()).expect("metadata").len() as usize;
+        }
+    }
+    (files, bytes)
+}
+
+/// libFuzzer's (cov, ft) for a corpus.
+fn libfuzzer_coverage(binary: &Path, dir: &Path) -> (u64, u64) {
+    let out = Command::new(binary)
+        .arg("-runs=0")
+        .arg(dir)
+        .output()
+        .expect("run libFuzzer binary");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.contains("INITED"))
+        .unwrap_or_else(|| panic!("no INITED line:\n{err}"));
+    let field = |name: &str| -> u64 {
+        let rest = &line[line.find(name).expect("field") + name.len()..];
+        rest.split_whitespace()
+            .next()
+            .and_then(|v| v.parse().ok())
+            .expect("number")
+    };
+    (field("cov:"), field("ft:"))
+}
+
+/// Runs our `--corpus` and returns its `corpus-finished` message.
+fn ours(root: &Path, scratch: &Path, input: &Path, output: &Path, shrink: bool) -> (Value, f64) {
+    let _ = fs::remove_dir_all(output);
+    let mut cmd = Command::new(BIN);
+    cmd.current_dir(root)
+        .args(["--corpus", "-t", "parse", "--message-format", "json"])
+        .arg(input)
+        .arg("-o")
+        .arg(output);
+    if !shrink {
+        cmd.arg("--no-shrink");
+    }
+    let f = common::run_limited(cmd, scratch, LIMIT);
+    assert!(f.ok(), "cargo reduce-crash --corpus failed:\n{}", f.stderr);
+    let done = f
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["reason"] == "corpus-finished")
+        .expect("corpus-finished message");
+    (done, f.secs)
+}
+
+fn cargo_fuzz_available() -> bool {
+    Command::new("cargo")
+        .args(["fuzz", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn host_triple() -> String {
+    let out = Command::new("rustc").arg("-vV").output().expect("rustc -vV");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+        .expect("host triple")
+}
+
+fn cmin_comparison(root: &Path, scratch: &Path) {
+    let fuzz = root.join("fuzz");
+    eprintln!("building the libFuzzer binary (cargo fuzz build -s none parse) …");
+    let mut build = Command::new("cargo");
+    build
+        .current_dir(root)
+        .args(["fuzz", "build", "-s", "none", "parse"]);
+    let f = common::run_limited(build, scratch, LIMIT);
+    assert!(f.ok(), "cargo fuzz build failed:\n{}", f.stderr);
+    let binary: PathBuf = fuzz
+        .join("target")
+        .join(host_triple())
+        .join("release/parse");
+    assert!(binary.exists(), "no {}", binary.display());
+
+    println!("**Corpus shrinking vs `cargo fuzz cmin`** (target `parse` of the example project; coverage as libFuzzer counts it (`cov`/`ft` of `-runs=0`) and as our coverage driver counts it; times exclude builds)\n");
+    println!("| corpus | tool | files | total bytes | libFuzzer cov | libFuzzer ft | our features | wall time (s) |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|");
+    let mut warmed = false;
+    for &(name, n, seed) in CORPORA {
+        let original = fuzz.join("corpus").join(format!("{name}-original"));
+        fresh_dir(&original);
+        let mut rng = Rng(seed);
+        for i in 0..n {
+            fs::write(original.join(format!("seed-{i:03}")), ini_document(&mut rng))
+                .expect("write corpus");
+        }
+        if !warmed {
+            eprintln!("warming up our coverage driver …");
+            let one = fuzz.join("corpus/warm-up");
+            fresh_dir(&one);
+            fs::write(one.join("a"), b"[a]\nb = c\n").expect("write");
+            ours(root, scratch, &one, &fuzz.join("corpus/warm-up.out"), true);
+            warmed = true;
+        }
+        let (files, bytes) = size(&original);
+        let (cov, ft) = libfuzzer_coverage(&binary, &original);
+        let (measured, _) = ours(root, scratch, &original, &fuzz.join("corpus/measure.out"), false);
+        println!(
+            "| {name} | (original) | {files} | {bytes} | {cov} | {ft} | {} | |",
+            measured["features_before"]
+        );
+
+        eprintln!("{name}: cargo fuzz cmin …");
+        let cmin_dir = fuzz.join("corpus").join(format!("{name}-cmin"));
+        copy_dir(&original, &cmin_dir);
+        let mut cmd = Command::new("cargo");
+        cmd.current_dir(root)
+            .args(["fuzz", "cmin", "-s", "none", "parse"])
+            .arg(&cmin_dir);
+        let f = common::run_limited(cmd, scratch, LIMIT);
+        assert!(f.ok(), "cargo fuzz cmin failed:\n{}", f.stderr);
+        let (files, bytes) = size(&cmin_dir);
+        let (cov, ft) = libfuzzer_coverage(&binary, &cmin_dir);
+        let (m, _) = ours(root, scratch, &cmin_dir, &fuzz.join("corpus/measure.out"), false);
+        println!(
+            "| {name} | `cargo fuzz cmin` | {files} | {bytes} | {cov} | {ft} | {} | {:.2} |",
+            m["features_before"], f.secs
+        );
+
+        eprintln!("{name}: cargo reduce-crash --corpus --no-shrink …");
+        let drop_dir = fuzz.join("corpus").join(format!("{name}-noshrink"));
+        let (done, secs) = ours(root, scratch, &original, &drop_dir, false);
+        let (cov, ft) = libfuzzer_coverage(&binary, &drop_dir);
+        println!(
+            "| {name} | `reduce-crash --corpus --no-shrink` | {} | {} | {cov} | {ft} | {} | {secs:.2} |",
+            done["files_after"], done["bytes_after"], done["features_after"]
+        );
+
+        eprintln!("{name}: cargo reduce-crash --corpus …");
+        let ours_dir = fuzz.join("corpus").join(format!("{name}-reduced"));
+        let (done, secs) = ours(root, scratch, &original, &ours_dir, true);
+        let (cov, ft) = libfuzzer_coverage(&binary, &ours_dir);
+        println!(
+            "| {name} | `reduce-crash --corpus` | {} | {} | {cov} | {ft} | {} | {secs:.2} |",
+            done["files_after"], done["bytes_after"], done["features_after"]
+        );
+    }
+    println!();
+}
+
+fn population(root: &Path, scratch: &Path) {
+    eprintln!("example fuzzer: {MUTANTS} mutants without and with population reduction …");
+    let mut cmd = Command::new("cargo");
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["run", "--quiet", "--release", "--example", "population", "--"])
+        .arg(root.join("fuzz"))
+        .args(["parse", MUTANTS, "--json"]);
+    let f = common::run_limited(cmd, scratch, LIMIT);
+    assert!(f.ok(), "the example fuzzer failed:\n{}", f.stderr);
+    let rows: Vec<Value> = f
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    println!("**Mutation fuzzing with population reduction** (`examples/population.rs`, target `parse`, {MUTANTS} mutants per run, same seed)\n");
+    println!("| population reduction | population | population bytes | features | shrink tests | time (s) | execs/s (all) | mutants/s |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &rows {
+        println!(
+            "| {} | {} | {} | {} | {} | {:.2} | {} | {} |",
+            if r["reduce"] == true { "on" } else { "off" },
+            r["population"],
+            r["population_bytes"],
+            r["features"],
+            r["shrink_tests"],
+            r["secs"].as_f64().unwrap_or(0.0),
+            r["execs_per_sec"],
+            r["mutants_per_sec"]
+        );
+    }
+    if let [off, on] = rows.as_slice() {
+        let ratio = on["mutants_per_sec"].as_f64().unwrap_or(0.0)
+            / off["mutants_per_sec"].as_f64().unwrap_or(1.0);
+        println!("\nmutants/s with reduction / without: {ratio:.2}×");
+    }
+}
+
+fn main() {
+    let root = common::stable_copy("example", "example-cmin");
+    let scratch = root.join("bench-scratch");
+    fs::create_dir_all(&scratch).expect("scratch dir");
+    if cargo_fuzz_available() {
+        cmin_comparison(&root, &scratch);
+    } else {
+        println!("cargo-fuzz is not installed (`cargo install cargo-fuzz`): skipping the cmin comparison\n");
+    }
+    population(&root, &scratch);
+}
