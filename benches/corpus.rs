@@ -49,7 +49,15 @@ impl Rng {
 
 /// An INI-like document; never an unterminated quote (the example's bug).
 fn ini_document(rng: &mut Rng) -> Vec<u8> {
-    let words = ["alpha", "beta", "gamma", "port", "host", "x", "long value here"];
+    let words = [
+        "alpha",
+        "beta",
+        "gamma",
+        "port",
+        "host",
+        "x",
+        "long value here",
+    ];
     let mut out = String::new();
     for _ in 0..5 + rng.below(60) {
         let w = words[rng.below(words.len())];
@@ -152,7 +160,10 @@ fn cargo_fuzz_available() -> bool {
 }
 
 fn host_triple() -> String {
-    let out = Command::new("rustc").arg("-vV").output().expect("rustc -vV");
+    let out = Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .expect("rustc -vV");
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
@@ -183,8 +194,11 @@ fn cmin_comparison(root: &Path, scratch: &Path) {
         fresh_dir(&original);
         let mut rng = Rng(seed);
         for i in 0..n {
-            fs::write(original.join(format!("seed-{i:03}")), ini_document(&mut rng))
-                .expect("write corpus");
+            fs::write(
+                original.join(format!("seed-{i:03}")),
+                ini_document(&mut rng),
+            )
+            .expect("write corpus");
         }
         if !warmed {
             eprintln!("warming up our coverage driver …");
@@ -196,7 +210,13 @@ fn cmin_comparison(root: &Path, scratch: &Path) {
         }
         let (files, bytes) = size(&original);
         let (cov, ft) = libfuzzer_coverage(&binary, &original);
-        let (measured, _) = ours(root, scratch, &original, &fuzz.join("corpus/measure.out"), false);
+        let (measured, _) = ours(
+            root,
+            scratch,
+            &original,
+            &fuzz.join("corpus/measure.out"),
+            false,
+        );
         println!(
             "| {name} | (original) | {files} | {bytes} | {cov} | {ft} | {} | |",
             measured["features_before"]
@@ -213,7 +233,13 @@ fn cmin_comparison(root: &Path, scratch: &Path) {
         assert!(f.ok(), "cargo fuzz cmin failed:\n{}", f.stderr);
         let (files, bytes) = size(&cmin_dir);
         let (cov, ft) = libfuzzer_coverage(&binary, &cmin_dir);
-        let (m, _) = ours(root, scratch, &cmin_dir, &fuzz.join("corpus/measure.out"), false);
+        let (m, _) = ours(
+            root,
+            scratch,
+            &cmin_dir,
+            &fuzz.join("corpus/measure.out"),
+            false,
+        );
         println!(
             "| {name} | `cargo fuzz cmin` | {files} | {bytes} | {cov} | {ft} | {} | {:.2} |",
             m["features_before"], f.secs
@@ -244,7 +270,14 @@ fn population(root: &Path, scratch: &Path) {
     eprintln!("example fuzzer: {MUTANTS} mutants without and with population reduction …");
     let mut cmd = Command::new("cargo");
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["run", "--quiet", "--release", "--example", "population", "--"])
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "--example",
+            "population",
+            "--",
+        ])
         .arg(root.join("fuzz"))
         .args(["parse", MUTANTS, "--json"]);
     let f = common::run_limited(cmd, scratch, LIMIT);

@@ -189,13 +189,20 @@ fn main() {
         }
         return;
     }
-    println!("Mutation fuzzing `{name}` ({}), {mutants} mutants per run, same seed:\n", dir.display());
+    println!(
+        "Mutation fuzzing `{name}` ({}), {mutants} mutants per run, same seed:\n",
+        dir.display()
+    );
     println!("| population reduction | population | population bytes | mean length | features | crash kinds | shrink tests | time (s) | execs/s (all) | mutants/s |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for c in &runs {
         println!(
             "| {} | {} | {} | {:.1} | {} | {} | {} | {:.2} | {:.0} | {:.0} |",
-            if c.reduce { "on (ddmin, keeps the new features)" } else { "off" },
+            if c.reduce {
+                "on (ddmin, keeps the new features)"
+            } else {
+                "off"
+            },
             c.population,
             c.population_bytes,
             c.population_bytes as f64 / c.population as f64,

@@ -30,7 +30,15 @@ fn example() -> &'static PathBuf {
 /// comments and malformed lines (never an unterminated quote: that is the
 /// example's bug, and corpus entries do not crash).
 fn ini_document(rng: &mut Rng) -> Vec<u8> {
-    let words = ["alpha", "beta", "gamma", "port", "host", "x", "long value here"];
+    let words = [
+        "alpha",
+        "beta",
+        "gamma",
+        "port",
+        "host",
+        "x",
+        "long value here",
+    ];
     let mut out = String::new();
     for _ in 0..5 + rng.below(40) {
         let w = words[rng.below(words.len())];
@@ -190,7 +198,10 @@ fn shrinking_keeps_libfuzzers_coverage_exactly_with_fewer_bytes() {
     for (path, bytes) in &originals {
         assert_eq!(&std::fs::read(path).unwrap(), bytes);
     }
-    assert_eq!(total_bytes(&corpus), (24, originals.iter().map(|o| o.1.len()).sum()));
+    assert_eq!(
+        total_bytes(&corpus),
+        (24, originals.iter().map(|o| o.1.len()).sum())
+    );
 }
 
 #[test]
@@ -274,12 +285,22 @@ fn bad_corpus_arguments_are_one_line_errors() {
     std::fs::create_dir_all(&occupied).unwrap();
     std::fs::write(occupied.join("precious"), b"keep me").unwrap();
     let run2 = run(
-        &["--corpus", "fuzz/corpus/exists", "-t", "parse", "-o", "fuzz/corpus/occupied"],
+        &[
+            "--corpus",
+            "fuzz/corpus/exists",
+            "-t",
+            "parse",
+            "-o",
+            "fuzz/corpus/occupied",
+        ],
         example(),
     );
     run2.assert_code(5).assert_no_panic();
     assert!(run2.stderr.contains("not empty"), "{}", run2.describe());
-    assert_eq!(std::fs::read(occupied.join("precious")).unwrap(), b"keep me");
+    assert_eq!(
+        std::fs::read(occupied.join("precious")).unwrap(),
+        b"keep me"
+    );
 
     let run3 = run(&["--corpus"], example());
     run3.assert_code(7).assert_no_panic();
