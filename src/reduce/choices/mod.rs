@@ -6,8 +6,12 @@
 //! draw; the passes here instead edit whole *draws*: they delete a draw
 //! together with the structural byte that announced it, zero a draw, turn a
 //! tag off and delete its payload, lower an integer in the byte order the
-//! decoder reads it, sort equal-shaped draws, lower duplicated values
-//! together and move value between nearby draws. Where a draw starts and
+//! decoder reads it (by binary search, then small values and halvings,
+//! since a value used modulo something does not lower monotonically), sort
+//! equal-shaped draws, lower duplicated values together, move value between
+//! nearby draws, and lower a draw while a later one takes a repair value
+//! (two draws that only work together, e.g. a size and an alignment). Where
+//! a draw starts and
 //! ends comes from [`Oracle::spans`] when the oracle can tell (a typed fuzz
 //! target's driver probes its decoder, see [`probe_spans`]); otherwise every
 //! pass falls back to all offsets and widths 1..=9.

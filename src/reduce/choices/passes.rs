@@ -44,6 +44,13 @@ const NEARBY: usize = 4;
 /// Most units per block swapped by the reordering pass.
 const MAX_BLOCK: usize = 4;
 
+/// How far after a lowered draw (in units) the draw that repairs it may be.
+const REPAIR_REACH: usize = 6;
+
+/// Repair values tried for a draw: its low byte set to each of
+/// `0..REPAIR_SMALL` (the other bytes zero), besides its top byte raised.
+const REPAIR_SMALL: u8 = 32;
+
 /// A named pass; returns whether it changed anything.
 pub(super) struct Pass<'o, O: ?Sized> {
     #[allow(dead_code)]
@@ -52,7 +59,7 @@ pub(super) struct Pass<'o, O: ?Sized> {
 }
 
 /// The passes of one round, in order.
-pub(super) fn passes<'o, O: Oracle<u8> + ?Sized>() -> [Pass<'o, O>; 8] {
+pub(super) fn passes<'o, O: Oracle<u8> + ?Sized>() -> [Pass<'o, O>; 9] {
     [
         Pass {
             name: "delete draws",
@@ -85,6 +92,10 @@ pub(super) fn passes<'o, O: Oracle<u8> + ?Sized>() -> [Pass<'o, O>; 8] {
         Pass {
             name: "redistribute",
             run: Shrinker::redistribute,
+        },
+        Pass {
+            name: "lower with repair",
+            run: Shrinker::lower_with_repair,
         },
     ]
 }
@@ -413,6 +424,12 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
                     changed |= self.lower_ints(&[pos], 1, Endian::Little);
                 }
             }
+            // A leaf of up to 8 bytes is an integer as `arbitrary` reads it
+            // (a last draw cut short reads as its low bytes).
+            if units.typed && unit.kind == SpanKind::Leaf && unit.len() <= 8 {
+                changed |= self.small_int(unit.start, unit.len());
+                changed |= self.shift_int(unit.start, unit.len());
+            }
             // Without spans, any two bytes may be a big-endian range value,
             // where lowering the first byte needs a larger second one.
             if !units.typed && p + 1 < self.current.len() && self.current[p] != 0 {
@@ -458,6 +475,122 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
             return true;
         }
         false
+    }
+
+    /// Tries every value below [`REPAIR_SMALL`] for the little-endian
+    /// integer at `start` (smallest first): where lowering is not monotone
+    /// (a value used modulo something), binary search can stop far above a
+    /// small value that works.
+    fn small_int(&mut self, start: usize, width: usize) -> bool {
+        let Some(bytes) = self.current.get(start..start + width) else {
+            return false;
+        };
+        let v = read_int(bytes, Endian::Little);
+        let edits: Vec<Edit> = (0..v.min(u64::from(REPAIR_SMALL)))
+            .map(|x| Edit::write(start, write_int(x, width, Endian::Little)))
+            .collect();
+        self.try_edits(&edits).is_some()
+    }
+
+    /// Tries the little-endian integer at `start` shifted right by every
+    /// amount (`v >> 1`, `v >> 2`, …), smallest first, as Hypothesis's
+    /// integer shrinker does: binary search assumes that every value between
+    /// a working one and the current one works, which a value used modulo
+    /// something (an index into a list, a digit count, a variant picked by
+    /// `% n`) breaks, and halving often lands on another working value.
+    fn shift_int(&mut self, start: usize, width: usize) -> bool {
+        let Some(bytes) = self.current.get(start..start + width) else {
+            return false;
+        };
+        let v = read_int(bytes, Endian::Little);
+        let edits: Vec<Edit> = (1..64)
+            .rev()
+            .map(|k| v >> k)
+            .filter(|&x| x > 0 && x < v)
+            .map(|x| Edit::write(start, write_int(x, width, Endian::Little)))
+            .collect();
+        self.try_edits(&edits).is_some()
+    }
+
+    /// Lowers a draw to 0, 1 or half its value (as a little-endian integer)
+    /// while one of the next [`REPAIR_REACH`] draws takes a repair value:
+    /// its low byte `0..REPAIR_SMALL` with the other bytes zero, its top
+    /// byte raised (by 1, 2, 4, …, 128, or to 255), or all ones. This gets
+    /// out of a local minimum where a draw can only go down if a later one
+    /// changes with it: a threshold on a sum or product of two draws (a
+    /// smaller size needs a larger alignment), two draws that must agree
+    /// modulo something (an index and the length it is reduced by), a
+    /// format whose variant changes what size overflows. The candidate
+    /// precedes the current sequence whatever the later draw becomes, since
+    /// the earlier draw is smaller. Only with spans (the repair targets
+    /// whole draws).
+    pub(super) fn lower_with_repair(&mut self) -> bool {
+        let mut changed = false;
+        let mut p = 0;
+        while !self.exhausted() {
+            let units = self.units();
+            if !units.typed {
+                break;
+            }
+            let list = &units.list;
+            let Some(&u) = list.get(p) else {
+                break;
+            };
+            let usable =
+                |unit: &Unit| unit.kind != SpanKind::Unused && matches!(unit.len(), 1 | 2 | 4 | 8);
+            let v = read_int(&self.current[u.start..u.end], Endian::Little);
+            if !usable(&u) || v == 0 {
+                p += 1;
+                continue;
+            }
+            let mut lowered: Vec<u64> = vec![0, 1, v >> 1];
+            lowered.retain(|&c| c < v);
+            lowered.dedup();
+            let mut edits = Vec::new();
+            for &c in &lowered {
+                for q in list.iter().skip(p + 1).take(REPAIR_REACH) {
+                    if !usable(q) {
+                        continue;
+                    }
+                    for bytes in self.repairs(q) {
+                        edits.push(
+                            Edit::write(u.start, write_int(c, u.len(), Endian::Little))
+                                .and_write(q.start, bytes),
+                        );
+                    }
+                }
+            }
+            if self.try_edits(&edits).is_some() {
+                changed = true;
+            } else {
+                p += 1;
+            }
+        }
+        changed
+    }
+
+    /// The repair values of [`Self::lower_with_repair`] for unit `q`.
+    fn repairs(&self, q: &Unit) -> Vec<Vec<u8>> {
+        let current = &self.current[q.start..q.end];
+        let mut out: Vec<Vec<u8>> = (0..REPAIR_SMALL)
+            .map(|b| {
+                let mut bytes = vec![0; q.len()];
+                bytes[0] = b;
+                bytes
+            })
+            .collect();
+        let top = current[q.len() - 1];
+        for raised in (0..8).map(|k| top.saturating_add(1 << k)).chain([255]) {
+            if raised > top {
+                let mut bytes = current.to_vec();
+                bytes[q.len() - 1] = raised;
+                out.push(bytes);
+            }
+        }
+        out.push(vec![255; q.len()]);
+        out.retain(|bytes| bytes != current);
+        out.dedup();
+        out
     }
 
     /// Lowers every occurrence of a repeated value at once (units with the
