@@ -159,7 +159,12 @@ const CASES: &[Case] = &[
         target: "typed_smartstring",
         message: "inline buffer is not valid UTF-8",
         location: "src/lib.rs:1337:27",
-        expected: r#"(FromString("\u{80}"), [Pop])"#,
+        // A known local minimum: the shortlex minimum is
+        // `(FromString("\u{80}"), [Pop])` (12 bytes), but both seeds crash
+        // through a `Push`, and moving the character from the `Push` draw
+        // (a u32 code point) into the constructor's string (UTF-8, length at
+        // the end) is no deletion or lowering (see the fixture README).
+        expected: r#"(New, [Push('\u{80}'), Pop])"#,
         seeds: [SEED_SMARTSTRING_0, SEED_SMARTSTRING_1],
     },
     Case {
