@@ -48,6 +48,8 @@ pub struct Summary {
     /// Crashes with other signatures that were not accepted, most frequent first.
     pub other_signatures: Vec<OtherSignature>,
     pub interrupted: bool,
+    /// Stopped by `--max-tests`/`--max-time` (the result is the best so far).
+    pub budget_exhausted: bool,
     pub typed: bool,
     pub preview: String,
     /// The target's `Debug` form of the reduced input (typed targets).
