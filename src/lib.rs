@@ -10,9 +10,11 @@
 //!   ─▶ reduce (ddmin family, chunks, simplification) ─▶ output (atomic) + report (human, JSON)
 //! ```
 //!
-//! `session` runs that path for the CLI; `cli` and `exit_code` are the
-//! command-line surface.
+//! `session` runs that path for the CLI; `campaign` runs it over whole
+//! artifact directories (discovery, buckets by crash identity, records,
+//! parallel drivers); `cli` and `exit_code` are the command-line surface.
 
+pub mod campaign;
 pub mod cli;
 pub mod crash_oracle;
 pub mod driver;

@@ -262,6 +262,27 @@ impl Reporter {
         println!("{}: {what}", path.display());
     }
 
+    /// A JSON message (JSON mode only); `reason` and `format_version` are
+    /// added to `fields` (an object).
+    pub fn message(&mut self, reason: &str, mut fields: serde_json::Value) {
+        if self.format != Format::Json {
+            return;
+        }
+        fields["reason"] = reason.into();
+        fields["format_version"] = FORMAT_VERSION.into();
+        self.json(&fields);
+    }
+
+    /// Human output on stderr that is not a status line (a table); nothing
+    /// in JSON mode or with `-q`.
+    pub fn text(&mut self, text: &str) {
+        if !self.human() {
+            return;
+        }
+        self.clear_progress();
+        eprint!("{text}");
+    }
+
     fn json(&mut self, v: &serde_json::Value) {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{v}");

@@ -419,7 +419,7 @@ pub fn reduce_reproduced(
     let started = Instant::now();
     let original_len = data.len();
     let (best, stats, invalid_candidates, others, stop, error) = {
-        let progress_reporter = std::cell::RefCell::new(reporter.as_deref_mut());
+        let progress_reporter = std::cell::RefCell::new(reporter);
         let oracle = CrashOracle::new(&mut *exec, signature.clone(), opts.match_mode, data)
             .with_budget(opts.budget)
             .on_progress(|pr| {
