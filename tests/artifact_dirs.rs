@@ -525,3 +525,114 @@ fn directories_without_a_reproducible_crash_exit_3_or_4_and_list_every_artifact(
         run.describe()
     );
 }
+
+#[test]
+fn sigint_stops_the_directory_run_and_keeps_what_is_done() {
+    let _serial = serial();
+    let dir = root().join("dirs/sigint");
+    std::fs::create_dir_all(&dir).unwrap();
+    let hang = noisy_with_len("dirs-sigint", b"WAIT\x03", 4000);
+    let artifact = dir.join(format!("timeout-{}", sha1(&hang)));
+    std::fs::write(&artifact, &hang).unwrap();
+    let args = [
+        "--message-format",
+        "json",
+        "--timeout",
+        "0.3",
+        "-t",
+        "infinite_loop",
+        "dirs/sigint",
+    ];
+    // Builds the driver before the clock starts.
+    run_in_copy(&[
+        "--classify",
+        "-t",
+        "infinite_loop",
+        "--timeout",
+        "0.3",
+        artifact.to_str().unwrap(),
+    ])
+    .assert_code(0);
+
+    let driver_dir = driver_dir();
+    let mut all = vec!["--target-dir", driver_dir.to_str().unwrap()];
+    all.extend_from_slice(&args);
+    let started = std::time::Instant::now();
+    let mut child = command(&all, root()).spawn().unwrap();
+    let pid = child.id() as libc::pid_t;
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    // The `artifact` lines come once classification is over: reduction starts.
+    let mut lines = Vec::new();
+    loop {
+        let line = rx
+            .recv_timeout(RUN_LIMIT)
+            .expect("no `artifact` line before the time limit");
+        let is_artifact = line.contains("\"artifact\"");
+        lines.push(line);
+        if is_artifact {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0, "kill(SIGINT)");
+    let sent = std::time::Instant::now();
+    let strings: Vec<String> = all.iter().map(|s| s.to_string()).collect();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(30),
+            "did not stop after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stop_latency = sent.elapsed();
+    reader.join().unwrap();
+    lines.extend(rx.try_iter());
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let run = Run {
+        args: strings,
+        code: status.code(),
+        stdout: lines.join("\n"),
+        stderr,
+        elapsed: started.elapsed(),
+    };
+    run.assert_no_panic();
+    run.assert_code(130);
+    assert!(stop_latency < Duration::from_secs(10), "{stop_latency:?}");
+    let bucket = run.message("bucket");
+    assert_eq!(bucket["status"], "interrupted", "{bucket}");
+    let summary = run.message("summary");
+    assert_eq!(summary["interrupted"], true, "{summary}");
+    assert_eq!(summary["exit_code"], 130, "{summary}");
+
+    // The best result so far is on disk and is no larger; the original is
+    // untouched; the record knows the classification but no finished
+    // reduction, so the next run reduces again.
+    let output = reduced_path(&artifact);
+    let reduced = std::fs::read(&output).unwrap_or_else(|e| panic!("{e}\n{}", run.describe()));
+    assert!(reduced.len() <= hang.len());
+    assert_eq!(std::fs::read(&artifact).unwrap(), hang);
+    assert!(stray_temporaries(&dir).is_empty());
+    let record: Value = serde_json::from_slice(
+        &std::fs::read(
+            dir.join(".reduce-crash")
+                .join(format!("{}.json", sha1(&hang))),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["classification"]["status"], "crash", "{record}");
+    assert_eq!(record["classification"]["signature"]["kind"], "timeout");
+    assert_eq!(record["reduced"], serde_json::json!([]), "{record}");
+}
