@@ -54,7 +54,7 @@ pub struct Cli {
     #[arg(long)]
     pub each: bool,
 
-    /// With directories, several artifacts or --all: drivers reducing at the same time (default: available parallelism).
+    /// With directories, several artifacts or --all: drivers at work at the same time, rerunning and reducing (default: available parallelism).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
 

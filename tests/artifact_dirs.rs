@@ -636,3 +636,36 @@ fn sigint_stops_the_directory_run_and_keeps_what_is_done() {
     assert_eq!(record["classification"]["signature"]["kind"], "timeout");
     assert_eq!(record["reduced"], serde_json::json!([]), "{record}");
 }
+
+#[test]
+fn a_bucket_that_fails_is_listed_and_sets_the_exit_code() {
+    let _serial = serial();
+    let dir = root().join("dirs/failing");
+    let alpha = write_bug(&dir, b"TRIA", 2, "failing-alpha");
+    let gamma = write_bug(&dir, b"TRIC", 1, "failing-gamma");
+    // A directory where bucket A's output must go: it cannot be written.
+    let blocked = reduced_path(&smallest(&alpha));
+    std::fs::create_dir_all(&blocked).unwrap();
+    let run = run_in_copy(&[
+        "--message-format",
+        "json",
+        "-t",
+        "three_bugs",
+        "dirs/failing",
+    ]);
+    run.assert_code(5);
+    let buckets = messages(&run, "bucket");
+    assert_eq!(buckets.len(), 2, "{}", run.describe());
+    let failed: Vec<&Value> = buckets.iter().filter(|b| b["status"] == "failed").collect();
+    assert_eq!(failed.len(), 1, "{}", run.describe());
+    assert!(failed[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("cannot write"));
+    // The other bucket is reduced all the same.
+    assert_eq!(std::fs::read(reduced_path(&gamma[0])).unwrap(), b"TRIC");
+    let errors = run.error_lines();
+    assert_eq!(errors.len(), 1, "{}", run.describe());
+    assert!(errors[0].contains("1 of 2 buckets"), "{}", run.describe());
+    assert_eq!(run.message("summary")["exit_code"], 5);
+}
