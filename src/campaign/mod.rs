@@ -40,6 +40,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+mod bucket;
+mod discover;
+mod record;
+
+pub use bucket::{bucket_key, group, Bucket, BucketKey, Crashed};
+pub use discover::{discover, is_artifact_name, is_ignored_name, Discovered};
+pub use record::{
+    read_record, record_path, settings_key, sha1_file, sha1_hex, strategy_key, write_record,
+    Classification, Record, RecordKey, ReducedRecord,
+};
+
 /// The file name prefixes libFuzzer gives the inputs it reports.
 pub const ARTIFACT_PREFIXES: &[&str] = &["crash-", "oom-", "timeout-", "leak-"];
 
@@ -58,20 +69,9 @@ pub struct CampaignOptions {
     pub all: bool,
     /// Reduce every reproducing artifact, not one per bucket.
     pub each: bool,
-    /// Drivers reducing at the same time.
+    /// Drivers at work at the same time (rerunning and reducing).
     pub jobs: usize,
 }
-
-mod bucket;
-mod discover;
-mod record;
-
-pub use bucket::{bucket_key, group, Bucket, BucketKey, Crashed};
-pub use discover::{discover, is_artifact_name, is_ignored_name, Discovered};
-pub use record::{
-    read_record, record_path, settings_key, sha1_file, sha1_hex, strategy_key, write_record,
-    Classification, Record, RecordKey, ReducedRecord,
-};
 
 /// One (project, target) with its built driver.
 struct Target {
