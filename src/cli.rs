@@ -4,6 +4,7 @@
 //! swap commands; `-- <args>` accepts the libFuzzer flags that mean something
 //! here (`-timeout=`, `-rss_limit_mb=`, `-malloc_limit_mb=`).
 
+use crate::campaign::CampaignOptions;
 use crate::crash_oracle::Budget;
 use crate::driver::BuildOptions;
 use crate::exit_code;
@@ -41,9 +42,21 @@ fn exit_codes_help() -> String {
 #[command(name = "cargo-reduce-crash", bin_name = "cargo reduce-crash", version)]
 #[command(after_help = exit_codes_help())]
 pub struct Cli {
-    /// The crash artifact (e.g. fuzz/artifacts/<target>/crash-<sha1>); with --classify, one or more files.
-    #[arg(required_unless_present = "corpus", value_name = "ARTIFACT")]
+    /// The crash artifact (e.g. fuzz/artifacts/<target>/crash-<sha1>); or artifact directories and several artifacts, bucketed by crash identity with one reduction per bucket; with --classify, one or more files.
+    #[arg(required_unless_present_any = ["all", "corpus"], value_name = "ARTIFACT")]
     pub artifacts: Vec<PathBuf>,
+
+    /// Every fuzz target's artifacts (<fuzz dir>/artifacts/*/): bucket and reduce them all.
+    #[arg(long, conflicts_with_all = ["artifacts", "classify", "fuzz_target"])]
+    pub all: bool,
+
+    /// With directories, several artifacts or --all: reduce every reproducing artifact, not one per bucket.
+    #[arg(long)]
+    pub each: bool,
+
+    /// With directories, several artifacts or --all: drivers at work at the same time, rerunning and reducing (default: available parallelism).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
 
     /// The fuzz target (default: inferred from artifacts/<target>/).
     #[arg(long, short = 't', value_name = "NAME")]
@@ -210,7 +223,25 @@ impl Cli {
             .collect()
     }
 
+    /// The directory mode's options, if the command line asks for it:
+    /// `--all`, several artifacts, or a directory (not with `--classify`).
+    pub fn campaign(&self) -> Option<CampaignOptions> {
+        let several =
+            self.all || self.artifacts.len() > 1 || self.artifacts.iter().any(|p| p.is_dir());
+        (several && !self.classify).then(|| CampaignOptions {
+            paths: self.artifacts.clone(),
+            all: self.all,
+            each: self.each,
+            jobs: self.jobs.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+            }),
+        })
+    }
+
     pub fn options(&self, cwd: PathBuf) -> Result<Options, String> {
+        if self.jobs == Some(0) {
+            return Err("-j/--jobs must be at least 1".to_owned());
+        }
         let secs = |s: f64, what: &str| -> Result<Duration, String> {
             Duration::try_from_secs_f64(s)
                 .map_err(|_| format!("{what} must be a non-negative number of seconds"))
@@ -300,6 +331,30 @@ mod tests {
     #[test]
     fn verify_cli() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn directories_several_files_and_all_select_the_directory_mode() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().display().to_string();
+        let file = tmp.path().join("crash-1");
+        std::fs::write(&file, b"x").unwrap();
+        let file = file.display().to_string();
+        assert!(Cli::parse_from(["x", &file]).campaign().is_none());
+        assert!(Cli::parse_from(["x", "--classify", &dir])
+            .campaign()
+            .is_none());
+        let c = Cli::parse_from(["x", "-j", "3", "--each", &dir])
+            .campaign()
+            .unwrap();
+        assert_eq!((c.jobs, c.each, c.all), (3, true, false));
+        assert!(Cli::parse_from(["x", &file, &file]).campaign().is_some());
+        let all = Cli::parse_from(["x", "--all"]).campaign().unwrap();
+        assert!(all.all && all.paths.is_empty() && all.jobs >= 1);
+        assert!(Cli::try_parse_from(["x"]).is_err(), "an artifact or --all");
+        assert!(Cli::try_parse_from(["x", "--all", &dir]).is_err());
+        let zero = Cli::parse_from(["x", "-j", "0", &dir]);
+        assert!(zero.options(PathBuf::from("/")).is_err());
     }
 
     #[test]

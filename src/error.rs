@@ -74,6 +74,33 @@ pub enum Error {
         runs: usize,
         detail: String,
     },
+    #[error("no crash artifacts (crash-*, oom-*, timeout-*, leak-*) under {path}: pass the directory `cargo fuzz run` writes them to, e.g. fuzz/artifacts/<target>")]
+    NoArtifacts { path: PathBuf },
+    #[error("cannot read the directory {path}: {detail}")]
+    ReadDir { path: PathBuf, detail: String },
+    #[error("{option} names one file: it cannot be used with an artifact directory, several artifacts or --all ({path}); each result goes beside its artifact as <artifact>.reduced")]
+    OneOutputForMany { option: &'static str, path: PathBuf },
+    #[error("none of the {count} artifacts under {path} crashes ({detail}); nothing to reduce")]
+    NothingCrashes {
+        path: PathBuf,
+        count: usize,
+        detail: String,
+    },
+    #[error("none of the {count} artifacts under {path} crashes reproducibly ({detail}); reduction needs a reproducible crash")]
+    NothingReproducible {
+        path: PathBuf,
+        count: usize,
+        detail: String,
+    },
+    #[error("{failed} of {buckets} buckets under {path} could not be reduced; the first: {first}")]
+    BucketsFailed {
+        path: PathBuf,
+        failed: usize,
+        buckets: usize,
+        first: String,
+        /// The exit code of the first failure.
+        code: i32,
+    },
 }
 
 impl Error {
@@ -84,7 +111,10 @@ impl Error {
             | Error::Write { .. }
             | Error::OutputIsInput { .. }
             | Error::OutputExists { .. }
-            | Error::CorpusMissing { .. } => exit_code::BAD_INPUT,
+            | Error::CorpusMissing { .. }
+            | Error::NoArtifacts { .. }
+            | Error::ReadDir { .. }
+            | Error::OneOutputForMany { .. } => exit_code::BAD_INPUT,
             Error::NoProject { .. } | Error::NotCargoFuzz { .. } | Error::Metadata { .. } => {
                 exit_code::NO_PROJECT
             }
@@ -92,10 +122,13 @@ impl Error {
                 exit_code::UNKNOWN_TARGET
             }
             Error::Build { .. } | Error::Cargo(_) | Error::Exec(_) => exit_code::BUILD_FAILED,
-            Error::NoCrash { .. } => exit_code::NO_CRASH,
+            Error::NoCrash { .. } | Error::NothingCrashes { .. } => exit_code::NO_CRASH,
             Error::UnknownGrammar { .. } | Error::Grammar(_) => exit_code::BAD_GRAMMAR,
             Error::NoParse { .. } => exit_code::NO_PARSE,
-            Error::Flaky { .. } | Error::CoverageLost { .. } => exit_code::FLAKY,
+            Error::Flaky { .. }
+            | Error::NothingReproducible { .. }
+            | Error::CoverageLost { .. } => exit_code::FLAKY,
+            Error::BucketsFailed { code, .. } => *code,
         }
     }
 }

@@ -3,17 +3,23 @@
 //! Scripts and CI jobs branch on these, so they are part of the interface:
 //! the README's table is generated from the same list (see `ALL`).
 
-/// Reduced (or classified) and written.
+/// Reduced (or classified) and written; for artifact directories, several
+/// artifacts or `--all`: every reproducing bucket was reduced (artifacts
+/// that do not reproduce are listed, and do not fail the run).
 pub const SUCCESS: i32 = 0;
 /// An unexpected internal error (a bug in cargo-reduce-crash).
 pub const INTERNAL: i32 = 1;
 /// Bad command line (clap's own code).
 pub const USAGE: i32 = 2;
-/// The artifact does not crash the target (it passes or is rejected).
+/// The artifact does not crash the target (it passes or is rejected); for
+/// directories: none of the artifacts does.
 pub const NO_CRASH: i32 = 3;
-/// The artifact crashes only sometimes, or differently from run to run.
+/// The artifact crashes only sometimes, or differently from run to run; for
+/// directories: no artifact crashes reproducibly and some are flaky.
 pub const FLAKY: i32 = 4;
-/// The artifact is missing or unreadable, or the output path is unusable.
+/// The artifact is missing or unreadable, or the output path is unusable
+/// (`-o` with a directory, several artifacts or `--all`); a directory holds
+/// no artifacts.
 pub const BAD_INPUT: i32 = 5;
 /// No cargo-fuzz project was found, or it could not be read.
 pub const NO_PROJECT: i32 = 6;
@@ -25,34 +31,40 @@ pub const BAD_GRAMMAR: i32 = 8;
 pub const NO_PARSE: i32 = 9;
 /// The in-process driver for the target did not build or start.
 pub const BUILD_FAILED: i32 = 101;
-/// Interrupted (SIGINT/SIGTERM); the best result so far was written.
+/// Interrupted (SIGINT/SIGTERM); the best result so far was written (for
+/// directories: finished buckets and their records are kept).
 pub const INTERRUPTED: i32 = 130;
 
 /// (code, meaning) for documentation and `--help`.
 pub const ALL: &[(i32, &str)] = &[
     (
         SUCCESS,
-        "reduced and written (or, with --classify, all files classified)",
+        "reduced and written (with --classify: all files classified; with a directory: every reproducing bucket reduced)",
     ),
     (INTERNAL, "internal error"),
     (USAGE, "bad command line"),
-    (NO_CRASH, "the artifact does not crash the target"),
+    (
+        NO_CRASH,
+        "the artifact does not crash the target (with a directory: none does)",
+    ),
     (
         FLAKY,
-        "the artifact crashes only sometimes, or differently each time",
+        "the artifact crashes only sometimes, or differently each time (with a directory: none reproducibly, some flaky)",
     ),
     (
         BAD_INPUT,
-        "artifact missing or unreadable, or unusable output path",
+        "artifact missing or unreadable, no artifacts in a directory, or unusable output path (e.g. -o with a directory)",
     ),
     (NO_PROJECT, "no cargo-fuzz project found"),
     (
         UNKNOWN_TARGET,
         "unknown fuzz target, or it cannot be inferred",
     ),
+    (BAD_GRAMMAR, "unknown or invalid grammar (--grammar)"),
+    (NO_PARSE, "the artifact does not parse with the grammar"),
     (BUILD_FAILED, "the in-process driver did not build or start"),
     (
         INTERRUPTED,
-        "interrupted; the best result so far was written",
+        "interrupted; the best result so far (with a directory: every finished bucket) was kept",
     ),
 ];

@@ -10,15 +10,17 @@
 //!   ─▶ reduce (ddmin family, chunks, simplification) ─▶ output (atomic) + report (human, JSON)
 //! ```
 //!
-//! `session` runs that path for the CLI; `cli` and `exit_code` are the
-//! command-line surface.
+//! `session` runs that path for the CLI; `campaign` runs it over whole
+//! artifact directories (discovery, buckets by crash identity, records,
+//! parallel drivers); `cli` and `exit_code` are the command-line surface.
 //!
-//! Beyond one crash: `coverage` (features from a coverage build of the
+//! Beyond crashes: `coverage` (features from a coverage build of the
 //! driver) and `corpus` (shrink a corpus keeping its coverage exactly);
 //! `target` (one fuzz target as a library object: run, coverage, ready
 //! predicates) and `shrink` (shrink any input under any predicate with a
 //! cache and budgets), for mutation fuzzers and corpus tools.
 
+pub mod campaign;
 pub mod cli;
 pub mod corpus;
 pub mod coverage;

@@ -3,7 +3,7 @@
 
 use reduce_crash::cli::Cli;
 use reduce_crash::report::Reporter;
-use reduce_crash::{exit_code, interrupt, session};
+use reduce_crash::{campaign, exit_code, interrupt, session};
 
 fn main() {
     let cli = Cli::from_env();
@@ -61,12 +61,19 @@ fn run(cli: &Cli, reporter: &mut Reporter) -> i32 {
             Err(e) => fail(reporter, e),
         };
     }
-    if cli.artifacts.len() > 1 {
-        reporter.error(
-            "reduce one artifact at a time (several files are accepted only with --classify)",
-            exit_code::USAGE,
-        );
-        return exit_code::USAGE;
+    // Directories, several artifacts or --all: buckets, one reduction each.
+    if let Some(copts) = cli.campaign() {
+        interrupt::install();
+        return match campaign::run(&opts, &copts, reporter) {
+            Ok(report) => {
+                let code = report.exit_code();
+                match report.error {
+                    Some(e) => fail(reporter, e),
+                    None => code,
+                }
+            }
+            Err(e) => fail(reporter, e),
+        };
     }
     interrupt::install();
     match session::reduce(&opts, &cli.artifacts[0], reporter) {

@@ -7,7 +7,7 @@
 //! carries a [`Signature`], and [`MatchMode`] decides which signatures count
 //! as the original's.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
@@ -86,6 +86,21 @@ impl CrashKind {
         }
     }
 
+    /// The inverse of [`id`](Self::id) and [`code`](Self::code).
+    pub fn from_id(id: &str, code: Option<i32>) -> Option<CrashKind> {
+        Some(match (id, code) {
+            ("panic", _) => CrashKind::Panic,
+            ("abort", _) => CrashKind::Abort,
+            ("stack-overflow", _) => CrashKind::StackOverflow,
+            ("out-of-memory", _) => CrashKind::OutOfMemory,
+            ("timeout", _) => CrashKind::Timeout,
+            ("signal", Some(n)) => CrashKind::Signal(n),
+            ("exit", Some(n)) => CrashKind::Exit(n),
+            ("sanitizer", _) => CrashKind::Sanitizer,
+            _ => return None,
+        })
+    }
+
     pub fn name(&self) -> String {
         match self {
             CrashKind::Panic => "panic".into(),
@@ -152,6 +167,28 @@ impl Serialize for Signature {
         st.serialize_field("message", &self.message)?;
         st.serialize_field("location", &self.location)?;
         st.end()
+    }
+}
+
+/// Reads the JSON form back (records of earlier runs store signatures).
+impl<'de> Deserialize<'de> for Signature {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Raw {
+            kind: String,
+            code: Option<i32>,
+            message: Option<String>,
+            location: Option<String>,
+        }
+        let raw = Raw::deserialize(de)?;
+        let kind = CrashKind::from_id(&raw.kind, raw.code).ok_or_else(|| {
+            serde::de::Error::custom(format!("unknown crash kind `{}`", raw.kind))
+        })?;
+        Ok(Signature {
+            kind,
+            message: raw.message,
+            location: raw.location,
+        })
     }
 }
 
@@ -244,6 +281,22 @@ mod tests {
         assert!(MatchMode::Kind.matches(&a, &b));
         assert!(!MatchMode::Kind.matches(&a, &Signature::new(CrashKind::Abort)));
         assert!(MatchMode::Any.matches(&a, &Signature::new(CrashKind::Timeout)));
+    }
+
+    #[test]
+    fn signatures_read_back_what_they_write() {
+        for sig in [
+            Signature::panic("boom", "src/lib.rs:1:2"),
+            Signature::new(CrashKind::Signal(11)),
+            Signature::new(CrashKind::Exit(3)),
+            Signature::new(CrashKind::Timeout),
+        ] {
+            let json = serde_json::to_string(&sig).unwrap();
+            let back: Signature = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, sig, "{json}");
+        }
+        let bad = r#"{"kind":"signal","code":null,"message":null,"location":null}"#;
+        assert!(serde_json::from_str::<Signature>(bad).is_err());
     }
 
     #[test]

@@ -167,7 +167,9 @@ fn is_fuzz_manifest(manifest: &Path) -> bool {
         .unwrap_or(false)
 }
 
-fn find_manifest(how: &Locate) -> Result<PathBuf> {
+/// The manifest of the cargo-fuzz package `how` points at (no `cargo
+/// metadata` yet: cheap, so callers can cache [`FuzzProject::load`] by it).
+pub fn find_manifest(how: &Locate) -> Result<PathBuf> {
     if let Some(dir) = &how.fuzz_dir {
         let manifest = how.cwd.join(dir).join("Cargo.toml");
         if !manifest.is_file() {

@@ -48,6 +48,8 @@ pub struct Summary {
     /// Crashes with other signatures that were not accepted, most frequent first.
     pub other_signatures: Vec<OtherSignature>,
     pub interrupted: bool,
+    /// Stopped by `--max-tests`/`--max-time` (the result is the best so far).
+    pub budget_exhausted: bool,
     pub typed: bool,
     pub preview: String,
     /// The target's `Debug` form of the reduced input (typed targets).
@@ -338,6 +340,27 @@ impl Reporter {
             if s.replaced { "Replaced" } else { "Wrote" },
             s.output_dir.display().to_string(),
         );
+    }
+
+    /// A JSON message (JSON mode only); `reason` and `format_version` are
+    /// added to `fields` (an object).
+    pub fn message(&mut self, reason: &str, mut fields: serde_json::Value) {
+        if self.format != Format::Json {
+            return;
+        }
+        fields["reason"] = reason.into();
+        fields["format_version"] = FORMAT_VERSION.into();
+        self.json(&fields);
+    }
+
+    /// Human output on stderr that is not a status line (a table); nothing
+    /// in JSON mode or with `-q`.
+    pub fn text(&mut self, text: &str) {
+        if !self.human() {
+            return;
+        }
+        self.clear_progress();
+        eprint!("{text}");
     }
 
     fn json(&mut self, v: &serde_json::Value) {

@@ -65,7 +65,8 @@ struct Prepared {
     exec: Executor,
 }
 
-fn read_artifact(path: &Path) -> Result<Vec<u8>> {
+/// Reads an artifact, or says that it is missing or unreadable.
+pub fn read_artifact(path: &Path) -> Result<Vec<u8>> {
     if !path.exists() {
         return Err(Error::ArtifactMissing {
             path: path.to_owned(),
@@ -89,13 +90,14 @@ fn locate_target(opts: &Options, artifact: &Path) -> Result<(FuzzProject, String
     Ok((project, target))
 }
 
-/// Builds the driver for `target` and starts it.
-fn prepare(
+/// Builds the driver for `target` (a no-op cargo build when nothing
+/// changed) and returns the binary. Status lines go to the reporter.
+pub fn build_driver(
     opts: &Options,
-    project: FuzzProject,
-    target: String,
+    project: &FuzzProject,
+    target: &str,
     reporter: &mut Reporter,
-) -> Result<Prepared> {
+) -> Result<PathBuf> {
     let mut build = opts.build.clone();
     if let Some(s) = build.sanitizer.as_deref() {
         if s != "none" && !driver::nightly_available() {
@@ -110,19 +112,41 @@ fn prepare(
         "Building",
         format!("in-process driver for fuzz target `{target}`"),
     );
-    let built = driver::build(&project, &target, &build)?;
+    let built = driver::build(project, target, &build)?;
     if !built.fresh {
         reporter.status(
             "Finished",
             format!("driver build in {:.1}s", started.elapsed().as_secs_f64()),
         );
     }
-    let exec = Executor::new(ExecConfig {
-        program: built.binary,
-        timeout: opts.timeout.unwrap_or(CHECK_TIMEOUT),
+    Ok(built.binary)
+}
+
+/// Starts a built driver with the options' limits (and the time limit for
+/// checking originals).
+pub fn start_driver(opts: &Options, binary: &Path) -> Result<Executor> {
+    Ok(Executor::new(ExecConfig {
+        program: binary.to_owned(),
+        timeout: check_timeout(opts),
         rss_limit_mb: opts.rss_limit_mb,
         malloc_limit_mb: opts.malloc_limit_mb,
-    })?;
+    })?)
+}
+
+/// The per-test limit while checking whether an original reproduces.
+pub fn check_timeout(opts: &Options) -> Duration {
+    opts.timeout.unwrap_or(CHECK_TIMEOUT)
+}
+
+/// Builds the driver for `target` and starts it.
+fn prepare(
+    opts: &Options,
+    project: FuzzProject,
+    target: String,
+    reporter: &mut Reporter,
+) -> Result<Prepared> {
+    let binary = build_driver(opts, &project, &target, reporter)?;
+    let exec = start_driver(opts, &binary)?;
     Ok(Prepared {
         project,
         target,
@@ -130,18 +154,67 @@ fn prepare(
     })
 }
 
-/// Runs the original `reruns` times and returns its signature and the
-/// slowest run time, or says why it cannot be reduced.
-fn reproduce(
-    opts: &Options,
-    p: &mut Prepared,
-    artifact: &Path,
-    data: &[u8],
-) -> Result<(Signature, Duration)> {
+/// What running an original `--reruns` times showed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reproduction {
+    /// It crashed every time, always the same way (under `--match`).
+    Crash {
+        signature: Signature,
+        /// The slowest run (the reduction's time limit derives from it).
+        slowest: Duration,
+    },
+    /// It never crashed.
+    NoCrash {
+        /// Every run was rejected (`-1`/`Corpus::Reject`, did not decode).
+        rejected: bool,
+        runs: usize,
+    },
+    /// It crashed only sometimes, or differently from run to run.
+    Flaky {
+        crashed: usize,
+        runs: usize,
+        /// Every run's outcome, `; `-separated.
+        detail: String,
+    },
+}
+
+impl Reproduction {
+    /// The signature and slowest run, or the error that stops a reduction.
+    pub fn into_result(self, artifact: &Path, target: &str) -> Result<(Signature, Duration)> {
+        match self {
+            Reproduction::Crash { signature, slowest } => Ok((signature, slowest)),
+            Reproduction::NoCrash { rejected, runs } => Err(Error::NoCrash {
+                path: artifact.to_owned(),
+                target: target.to_owned(),
+                outcome: if rejected {
+                    "rejected"
+                } else {
+                    "returned normally on"
+                },
+                runs,
+            }),
+            Reproduction::Flaky {
+                crashed,
+                runs,
+                detail,
+            } => Err(Error::Flaky {
+                path: artifact.to_owned(),
+                target: target.to_owned(),
+                crashed,
+                runs,
+                detail,
+            }),
+        }
+    }
+}
+
+/// Runs the original `--reruns` times (in whatever state `exec` is: restart
+/// it first for a fresh process) and says whether it crashes reproducibly.
+pub fn check_reproduces(opts: &Options, exec: &mut Executor, data: &[u8]) -> Result<Reproduction> {
     let mut outcomes: Vec<Outcome> = Vec::new();
     let mut slowest = Duration::ZERO;
     for i in 0..opts.reruns.max(1) {
-        let run = p.exec.run(data)?;
+        let run = exec.run(data)?;
         slowest = slowest.max(run.elapsed);
         let hung = matches!(&run.outcome, Outcome::Crash(s) if s.kind == CrashKind::Timeout);
         outcomes.push(run.outcome);
@@ -153,15 +226,8 @@ fn reproduce(
     }
     let crashes: Vec<&Signature> = outcomes.iter().filter_map(Outcome::signature).collect();
     if crashes.is_empty() {
-        let outcome = if outcomes.iter().all(|o| *o == Outcome::Reject) {
-            "rejected"
-        } else {
-            "returned normally on"
-        };
-        return Err(Error::NoCrash {
-            path: artifact.to_owned(),
-            target: p.target.clone(),
-            outcome,
+        return Ok(Reproduction::NoCrash {
+            rejected: outcomes.iter().all(|o| *o == Outcome::Reject),
             runs: outcomes.len(),
         });
     }
@@ -176,15 +242,16 @@ fn reproduce(
             })
             .collect::<Vec<_>>()
             .join("; ");
-        return Err(Error::Flaky {
-            path: artifact.to_owned(),
-            target: p.target.clone(),
+        return Ok(Reproduction::Flaky {
             crashed: crashes.len(),
             runs: outcomes.len(),
             detail,
         });
     }
-    Ok((first, slowest))
+    Ok(Reproduction::Crash {
+        signature: first,
+        slowest,
+    })
 }
 
 /// The byte strategy asked for, else the best one for the kind of target.
@@ -198,7 +265,7 @@ fn choose_strategy(asked: StrategyChoice, typed: bool) -> Strategy {
 
 /// Loads `--grammar`: a shipped grammar by name, else a file. Warnings
 /// (e.g. unreachable rules, with their line:col) go to the reporter.
-fn load_grammar(spec: &str, reporter: &mut Reporter) -> Result<Grammar> {
+pub fn load_grammar(spec: &str, reporter: &mut Reporter) -> Result<Grammar> {
     if let Some(g) = grammar::load::builtin_grammar(spec) {
         return Ok(g);
     }
@@ -223,20 +290,13 @@ fn load_grammar(spec: &str, reporter: &mut Reporter) -> Result<Grammar> {
     Ok(loaded.grammar)
 }
 
-/// The grammar and the artifact's derivation tree, for `--grammar`.
-fn parse_with_grammar(
-    spec: &str,
-    artifact: &Path,
-    data: &[u8],
-    reporter: &mut Reporter,
-) -> Result<(Grammar, Tree)> {
-    let grammar = load_grammar(spec, reporter)?;
-    let tree = grammar::earley::parse(&grammar, data).map_err(|e| Error::NoParse {
+/// The artifact's derivation tree under `grammar` (`spec` names it in errors).
+pub fn parse_artifact(grammar: &Grammar, spec: &str, artifact: &Path, data: &[u8]) -> Result<Tree> {
+    grammar::earley::parse(grammar, data).map_err(|e| Error::NoParse {
         path: artifact.to_owned(),
         grammar: spec.to_owned(),
         detail: e.to_string(),
-    })?;
-    Ok((grammar, tree))
+    })
 }
 
 /// The per-test limit for the reduction.
@@ -260,13 +320,18 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
     check_output(artifact, &output)?;
     // A bad grammar or an input it does not parse is found before building.
     let parsed = match &opts.grammar {
-        Some(spec) => Some(parse_with_grammar(spec, artifact, &data, reporter)?),
+        Some(spec) => {
+            let grammar = load_grammar(spec, reporter)?;
+            let tree = parse_artifact(&grammar, spec, artifact, &data)?;
+            Some((grammar, tree))
+        }
         None => None,
     };
     let (project, target) = locate_target(opts, artifact)?;
     let mut p = prepare(opts, project, target, reporter)?;
 
-    let (signature, slowest) = reproduce(opts, &mut p, artifact, &data)?;
+    let (signature, slowest) =
+        check_reproduces(opts, &mut p.exec, &data)?.into_result(artifact, &p.target)?;
     reporter.status(
         "Reproduced",
         format!(
@@ -276,10 +341,60 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         ),
     );
     reporter.started(&p.target, artifact, data.len(), &signature);
+    let job = ReduceJob {
+        project: &p.project,
+        target: &p.target,
+        artifact,
+        data: &data,
+        signature,
+        slowest,
+        output,
+        parsed: parsed.as_ref().map(|(g, t)| (g, t)),
+    };
+    reduce_reproduced(opts, &mut p.exec, job, Some(reporter))
+}
+
+/// One artifact known to crash reproducibly, ready to be reduced.
+pub struct ReduceJob<'a> {
+    pub project: &'a FuzzProject,
+    pub target: &'a str,
+    pub artifact: &'a Path,
+    pub data: &'a [u8],
+    /// Its signature, as [`check_reproduces`] found it.
+    pub signature: Signature,
+    /// Its slowest run (the per-test limit derives from it).
+    pub slowest: Duration,
+    pub output: PathBuf,
+    /// `--grammar`: the grammar and the artifact's derivation tree.
+    pub parsed: Option<(&'a Grammar, &'a Tree)>,
+}
+
+/// Reduces a reproduced artifact with a running driver for its target (the
+/// executor is left reusable: value cache off, fresh process next). With a
+/// reporter, shows the `Reducing` line and progress; without one (parallel
+/// workers), stays silent and leaves reporting to the caller.
+pub fn reduce_reproduced(
+    opts: &Options,
+    exec: &mut Executor,
+    job: ReduceJob<'_>,
+    mut reporter: Option<&mut Reporter>,
+) -> Result<Summary> {
+    let ReduceJob {
+        project,
+        target,
+        artifact,
+        data,
+        signature,
+        slowest,
+        output,
+        parsed,
+    } = job;
+    // The executor may have run other artifacts before: count only this one.
+    let before = exec.stats();
     let timeout = reduction_timeout(opts, &signature, slowest);
-    p.exec.set_timeout(timeout);
-    p.exec.set_value_cache(true);
-    let strategy = choose_strategy(opts.strategy, p.exec.typed());
+    exec.set_timeout(timeout);
+    exec.set_value_cache(true);
+    let strategy = choose_strategy(opts.strategy, exec.typed());
     let tree_strategy = match opts.strategy {
         StrategyChoice::Tree(t) => t,
         _ => TreeStrategy::Grammar,
@@ -288,42 +403,41 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         Some(_) => tree_strategy.name(),
         None => strategy.name(),
     };
-    reporter.status(
-        "Reducing",
-        format!(
-            "{} bytes with `{}` (identity: {}, timeout {:.2}s)",
-            data.len(),
-            strategy_name,
-            opts.match_mode.name(),
-            timeout.as_secs_f64()
-        ),
-    );
+    if let Some(r) = reporter.as_deref_mut() {
+        r.status(
+            "Reducing",
+            format!(
+                "{} bytes with `{}` (identity: {}, timeout {:.2}s)",
+                data.len(),
+                strategy_name,
+                opts.match_mode.name(),
+                timeout.as_secs_f64()
+            ),
+        );
+    }
 
     let started = Instant::now();
     let original_len = data.len();
     let (best, stats, invalid_candidates, others, stop, error) = {
-        let progress_reporter = std::cell::RefCell::new(&mut *reporter);
-        let oracle = CrashOracle::new(&mut p.exec, signature.clone(), opts.match_mode, &data)
+        let progress_reporter = std::cell::RefCell::new(reporter);
+        let oracle = CrashOracle::new(&mut *exec, signature.clone(), opts.match_mode, data)
             .with_budget(opts.budget)
             .on_progress(|pr| {
-                progress_reporter.borrow_mut().progress(
-                    original_len,
-                    pr.best_len,
-                    pr.executed,
-                    pr.elapsed,
-                )
+                if let Some(r) = progress_reporter.borrow_mut().as_deref_mut() {
+                    r.progress(original_len, pr.best_len, pr.executed, pr.elapsed)
+                }
             })
             .write_best_to(output.clone())?;
         let mut cached = Cached::new(oracle);
-        cached.remember(&data, true);
+        cached.remember(data, true);
         let mut invalid = None;
-        let result = match &parsed {
+        let result = match parsed {
             Some((grammar, tree)) => {
                 let reduced = tree_strategy.run(grammar, tree, &mut cached);
                 invalid = Some(reduced.invalid_candidates);
                 reduced.bytes
             }
-            None => strategy.run(&data, &mut cached),
+            None => strategy.run(data, &mut cached),
         };
         let stats = cached.stats();
         let mut oracle = cached.into_inner();
@@ -354,26 +468,26 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
 
     // Confirm in a fresh process: the result must not depend on state left
     // behind by the thousands of inputs before it.
-    let value_cached = p.exec.stats().value_cache_hits;
+    let value_cached = exec.stats().value_cache_hits - before.value_cache_hits;
     let verified_fresh = {
-        p.exec.set_value_cache(false);
-        p.exec.restart();
-        matches!(p.exec.run(&best).map(|r| r.outcome),
+        exec.set_value_cache(false);
+        exec.restart();
+        matches!(exec.run(&best).map(|r| r.outcome),
             Ok(Outcome::Crash(ref s)) if opts.match_mode.matches(&signature, s))
     };
-    let debug = if p.exec.typed() {
-        p.exec.debug_format(&best)?
+    let debug = if exec.typed() {
+        exec.debug_format(&best)?
     } else {
         None
     };
-    let exec_stats = p.exec.stats();
-    let reproduce = reproduce_line(&p.project, &p.target, &opts.build, &output, opts);
+    let exec_stats = exec.stats();
+    let reproduce = reproduce_line(project, target, &opts.build, &output, opts);
     if let Some(path) = &opts.emit_test {
         RegressionTest {
             artifact,
-            target: &p.target,
-            target_src: &p.project.target(&p.target)?.src_path,
-            fuzz_manifest: &p.project.manifest,
+            target,
+            target_src: &project.target(target)?.src_path,
+            fuzz_manifest: &project.manifest,
             signature: signature.to_string(),
             reproduce: &reproduce,
             original_len,
@@ -385,7 +499,7 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
     Ok(Summary {
         emitted_test: opts.emit_test.clone(),
         reproduce,
-        target: p.target,
+        target: target.to_owned(),
         input: artifact.to_owned(),
         output,
         signature,
@@ -400,13 +514,14 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         tests_value_cached: value_cached,
         elapsed_secs: elapsed.as_secs_f64(),
         tests_per_sec: stats.executed as f64 / elapsed.as_secs_f64().max(1e-9),
-        driver_restarts: exec_stats.restarts,
+        driver_restarts: exec_stats.restarts - before.restarts,
         other_signatures: others
             .into_iter()
             .map(|(signature, count)| OtherSignature { signature, count })
             .collect(),
         interrupted: stop == Some(StopReason::Interrupted),
-        typed: p.exec.typed(),
+        budget_exhausted: stop == Some(StopReason::Budget),
+        typed: exec.typed(),
         preview: preview(&best, 160),
         debug,
         verified_fresh,
