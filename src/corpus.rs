@@ -53,6 +53,9 @@ pub struct CorpusOptions {
     pub max_tests_per_input: Option<u64>,
     /// Time for the whole corpus; entries reached after it are kept unshrunk.
     pub max_time: Option<Duration>,
+    /// Checked between tests: once it returns `true` (Ctrl-C), shrinking
+    /// stops and the remaining entries are kept unshrunk (coverage intact).
+    pub stop: fn() -> bool,
 }
 
 impl Default for CorpusOptions {
@@ -62,6 +65,7 @@ impl Default for CorpusOptions {
             strategy: Strategy::Default,
             max_tests_per_input: Some(5_000),
             max_time: None,
+            stop: || false,
         }
     }
 }
@@ -91,6 +95,8 @@ pub struct Minimized {
     pub runs: u64,
     /// Entries whose shrinking stopped at the test or time budget.
     pub budget_hit: usize,
+    /// [`CorpusOptions::stop`] fired: later entries were kept unshrunk.
+    pub interrupted: bool,
 }
 
 /// Progress of [`minimize`], once per entry considered.
@@ -159,8 +165,11 @@ where
                 bytes: entries[i].clone(),
                 features: own.clone(),
             };
-            if opts.shrink && remaining != Some(Duration::ZERO) {
-                let mut shrinker = Shrinker::new().strategy(opts.strategy);
+            if (opts.stop)() {
+                out.interrupted = true;
+            }
+            if opts.shrink && remaining != Some(Duration::ZERO) && !out.interrupted {
+                let mut shrinker = Shrinker::new().strategy(opts.strategy).stop_when(opts.stop);
                 if let Some(n) = opts.max_tests_per_input {
                     shrinker = shrinker.max_tests(n);
                 }
@@ -222,6 +231,8 @@ pub struct CorpusSummary {
     pub elapsed_secs: f64,
     /// The old corpus was replaced (`--in-place`).
     pub replaced: bool,
+    /// Ctrl-C stopped the shrinking; the rest was kept unshrunk.
+    pub interrupted: bool,
 }
 
 /// Regular files of a corpus directory (not recursive, like libFuzzer's
@@ -376,6 +387,7 @@ pub fn shrink_corpus(
         runs: m.runs,
         elapsed_secs: started.elapsed().as_secs_f64(),
         replaced: in_place,
+        interrupted: m.interrupted,
     })
 }
 
@@ -457,6 +469,7 @@ pub fn run(
             .max_tests
             .or(CorpusOptions::default().max_tests_per_input),
         max_time: opts.budget.max_time,
+        stop: crate::interrupt::requested,
     };
     reporter.status(
         "Shrinking",
@@ -552,6 +565,20 @@ mod tests {
         let kept: Vec<&[u8]> = m.kept.iter().map(|k| k.bytes.as_slice()).collect();
         assert_eq!(kept, vec![&b"ab"[..], &b"abc"[..]]);
         assert_eq!(m.redundant, 1);
+    }
+
+    #[test]
+    fn a_stop_request_keeps_the_rest_unshrunk_with_full_coverage() {
+        let entries: Vec<Vec<u8>> = vec![b"hello world".to_vec(), b"zzz and more zzz".to_vec()];
+        let opts = CorpusOptions {
+            stop: || true,
+            ..CorpusOptions::default()
+        };
+        let m = minimize(&entries, fake, &opts, |_| {});
+        assert!(m.interrupted);
+        let kept: Vec<Vec<u8>> = m.kept.iter().map(|k| k.bytes.clone()).collect();
+        assert!(kept.iter().all(|k| entries.contains(k)), "nothing shrunk");
+        assert_eq!(union(&kept), union(&entries));
     }
 
     #[test]

@@ -50,7 +50,11 @@ fn run(cli: &Cli, reporter: &mut Reporter) -> i32 {
         return match reduce_crash::corpus::run(&opts, &corpus, reporter) {
             Ok(summary) => {
                 reporter.corpus_finished(&summary);
-                exit_code::SUCCESS
+                if summary.interrupted {
+                    exit_code::INTERRUPTED
+                } else {
+                    exit_code::SUCCESS
+                }
             }
             Err(e) => fail(reporter, e),
         };

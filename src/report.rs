@@ -336,6 +336,11 @@ impl Reporter {
         for (path, why) in &s.failed {
             self.warn(format!("left out {} (it fails: {why})", path.display()));
         }
+        if s.interrupted {
+            self.warn(
+                "interrupted: entries not reached yet were kept unshrunk (coverage is complete)",
+            );
+        }
         self.status(
             if s.replaced { "Replaced" } else { "Wrote" },
             s.output_dir.display().to_string(),

@@ -32,6 +32,7 @@ pub struct Shrinker {
     strategy: Strategy,
     max_tests: Option<u64>,
     max_time: Option<Duration>,
+    stop: Option<fn() -> bool>,
 }
 
 /// What [`Shrinker::shrink`] found.
@@ -74,6 +75,12 @@ impl Shrinker {
         self
     }
 
+    /// Stop as soon as `stop` returns `true` (e.g. on Ctrl-C), like a budget.
+    pub fn stop_when(mut self, stop: fn() -> bool) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
     /// Shrinks `input`, which must satisfy `predicate` (it is not called on
     /// `input` itself). Returns the shortlex-smallest satisfying candidate
     /// seen; with no budget hit, the reducer's own result (1-minimal for the
@@ -86,6 +93,7 @@ impl Shrinker {
             predicate,
             max_tests: self.max_tests,
             deadline: self.max_time.map(|d| Instant::now() + d),
+            stop: self.stop,
             tests: 0,
             exhausted: false,
             best: input.to_vec(),
@@ -114,6 +122,7 @@ struct BudgetOracle<F> {
     predicate: F,
     max_tests: Option<u64>,
     deadline: Option<Instant>,
+    stop: Option<fn() -> bool>,
     tests: u64,
     exhausted: bool,
     best: Vec<u8>,
@@ -124,7 +133,8 @@ impl<F: FnMut(&[u8]) -> bool> BudgetOracle<F> {
         if !self.exhausted {
             let tests = self.max_tests.is_some_and(|m| self.tests >= m);
             let time = self.deadline.is_some_and(|d| Instant::now() >= d);
-            self.exhausted = tests || time;
+            let stop = self.stop.is_some_and(|f| f());
+            self.exhausted = tests || time || stop;
         }
         self.exhausted
     }
