@@ -35,49 +35,10 @@ const LIMIT: Duration = Duration::from_secs(900);
 const CORPORA: &[(&str, usize, u64)] = &[("ini-100", 100, 1), ("ini-400", 400, 2)];
 const MUTANTS: &str = "300000";
 
-struct Rng(u64);
+#[path = "../tests/common/ini.rs"]
+mod ini;
 
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) % n as u64) as usize
-    }
-}
-
-/// An INI-like document; never an unterminated quote (the example's bug).
-fn ini_document(rng: &mut Rng) -> Vec<u8> {
-    let words = [
-        "alpha",
-        "beta",
-        "gamma",
-        "port",
-        "host",
-        "x",
-        "long value here",
-    ];
-    let mut out = String::new();
-    for _ in 0..5 + rng.below(60) {
-        let w = words[rng.below(words.len())];
-        let line = match rng.below(9) {
-            0 => format!("[{w} {}]", rng.below(100)),
-            1 => format!("{w}_{} = {}", rng.below(50), rng.below(100_000)),
-            2 => format!("{w} = \"quoted # {w}\""),
-            3 => format!("# comment about {w}"),
-            4 => format!("; {w}"),
-            5 => format!("{w} = {w} # trailing comment"),
-            6 => String::new(),
-            7 => format!("[unclosed {w}"),
-            _ => format!("= no key {w}"),
-        };
-        out.push_str(&"  ".repeat(rng.below(2)));
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out.into_bytes()
-}
+use ini::{ini_document, Rng};
 
 fn fresh_dir(dir: &Path) {
     if dir.exists() {

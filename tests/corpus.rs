@@ -9,6 +9,8 @@
 //! corpus, reports its coverage and exits).
 
 mod common;
+#[path = "common/ini.rs"]
+mod ini;
 
 use common::*;
 use std::path::{Path, PathBuf};
@@ -26,50 +28,16 @@ fn example() -> &'static PathBuf {
     })
 }
 
-/// One deterministic INI-like document: sections, pairs, quoted values,
-/// comments and malformed lines (never an unterminated quote: that is the
-/// example's bug, and corpus entries do not crash).
-fn ini_document(rng: &mut Rng) -> Vec<u8> {
-    let words = [
-        "alpha",
-        "beta",
-        "gamma",
-        "port",
-        "host",
-        "x",
-        "long value here",
-    ];
-    let mut out = String::new();
-    for _ in 0..5 + rng.below(40) {
-        let w = words[rng.below(words.len())];
-        let line = match rng.below(9) {
-            0 => format!("[{w} {}]", rng.below(100)),
-            1 => format!("{w}_{} = {}", rng.below(50), rng.below(100_000)),
-            2 => format!("{w} = \"quoted # {w}\""),
-            3 => format!("# comment about {w}"),
-            4 => format!("; {w}"),
-            5 => format!("{w} = {w} # trailing comment"),
-            6 => String::new(),
-            7 => format!("[unclosed {w}"),
-            _ => format!("= no key {w}"),
-        };
-        out.push_str(&"  ".repeat(rng.below(2)));
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out.into_bytes()
-}
-
 /// Writes `n` documents into a fresh `dir`.
 fn write_corpus(dir: &Path, seed: &str, n: usize) -> Vec<(PathBuf, Vec<u8>)> {
     if dir.exists() {
         std::fs::remove_dir_all(dir).unwrap();
     }
     std::fs::create_dir_all(dir).unwrap();
-    let mut rng = Rng::from_name(seed);
+    let mut rng = ini::Rng(Rng::from_name(seed).next_u64());
     (0..n)
         .map(|i| {
-            let bytes = ini_document(&mut rng);
+            let bytes = ini::ini_document(&mut rng);
             let path = dir.join(format!("seed-{i:02}"));
             std::fs::write(&path, &bytes).unwrap();
             (path, bytes)
