@@ -173,10 +173,10 @@ impl Reporter {
 
     pub fn finished(&mut self, s: &Summary) {
         if self.format == Format::Json {
-            let mut v = serde_json::to_value(s).expect("summary serializes");
-            v["reason"] = "reduce-finished".into();
-            v["format_version"] = FORMAT_VERSION.into();
-            self.json(&v);
+            self.message(
+                "reduce-finished",
+                serde_json::to_value(s).expect("summary serializes"),
+            );
             return;
         }
         if self.quiet {
@@ -283,10 +283,10 @@ impl Reporter {
     /// Corpus shrinking: the summary.
     pub fn corpus_finished(&mut self, s: &crate::corpus::CorpusSummary) {
         if self.format == Format::Json {
-            let mut v = serde_json::to_value(s).expect("summary serializes");
-            v["reason"] = "corpus-finished".into();
-            v["format_version"] = FORMAT_VERSION.into();
-            self.json(&v);
+            self.message(
+                "corpus-finished",
+                serde_json::to_value(s).expect("summary serializes"),
+            );
             return;
         }
         if self.quiet {

@@ -207,46 +207,68 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
         changed
     }
 
+    /// Like [`Self::sweep`], but a success is then grown by `grow`
+    /// (typically with `find_integer`): `candidates` pushes `(edit, key)`
+    /// pairs for one position; `grow` gets the key of the first edit that
+    /// works, accepts its grown version, and returns where to resume.
+    fn sweep_and_grow<K: Copy>(
+        &mut self,
+        mut candidates: impl FnMut(&Self, &Units, usize, &mut Vec<(Edit, K)>),
+        mut grow: impl FnMut(&mut Self, &Units, K) -> usize,
+    ) -> bool {
+        let mut changed = false;
+        let mut i = 0;
+        while !self.exhausted() {
+            let units = self.units();
+            let m = units.list.len();
+            if i >= m {
+                break;
+            }
+            let end = (i + POSITIONS_PER_LIST).min(m);
+            let mut found = Vec::new();
+            for p in i..end {
+                candidates(self, &units, p, &mut found);
+            }
+            let (edits, keys): (Vec<Edit>, Vec<K>) = found.into_iter().unzip();
+            match self.first_success(&edits) {
+                Some(f) => {
+                    i = grow(self, &units, keys[f]);
+                    changed = true;
+                }
+                None => i = end,
+            }
+        }
+        changed
+    }
+
     /// Deletes runs of 1..=[`MAX_RUN`] consecutive units at every position
     /// (a collection element is its continuation byte plus the element's
     /// units), each also with the tail length field lowered to match; a
     /// success is repeated as often as it keeps working (`find_integer`).
     pub(super) fn delete_draws(&mut self) -> bool {
-        let mut changed = self.truncate();
-        let mut i = 0;
-        while !self.exhausted() {
-            let units = self.units();
-            let list = &units.list;
-            let m = list.len();
-            if i >= m {
-                break;
-            }
-            let end = (i + POSITIONS_PER_LIST).min(m);
-            let mut edits = Vec::new();
-            let mut keys = Vec::new();
-            for p in i..end {
-                for k in (1..=MAX_RUN.min(m - p)).rev() {
+        let truncated = self.truncate();
+        let swept = self.sweep_and_grow(
+            |s, units, p, out| {
+                let list = &units.list;
+                for k in (1..=MAX_RUN.min(list.len() - p)).rev() {
                     let deletion = Edit::delete(list[p].start, list[p + k - 1].end);
-                    for edit in deletion.with_tails(&self.current) {
-                        keys.push((p, k, edit.tail()));
-                        edits.push(edit);
+                    for edit in deletion.with_tails(&s.current) {
+                        let tail = edit.tail();
+                        out.push((edit, (p, k, tail)));
                     }
                 }
-            }
-            let Some(found) = self.first_success(&edits) else {
-                i = end;
-                continue;
-            };
-            let (p, k, tail) = keys[found];
-            let run =
-                |n: usize| Edit::delete(list[p].start, list[p + k * n - 1].end).with_tail(tail);
-            let n = self.find_integer((m - p) / k, |s, n| s.test(&run(n)));
-            self.accept(&run(n));
-            self.truncate();
-            changed = true;
-            i = p;
-        }
-        changed
+            },
+            |s, units, (p, k, tail)| {
+                let list = &units.list;
+                let run =
+                    |n: usize| Edit::delete(list[p].start, list[p + k * n - 1].end).with_tail(tail);
+                let n = s.find_integer((list.len() - p) / k, |s, n| s.test(&run(n)));
+                s.accept(&run(n));
+                s.truncate();
+                p
+            },
+        );
+        truncated || swept
     }
 
     /// Deletes the last 1..=[`MAX_RUN`] bytes, whatever the units, and grows
@@ -303,56 +325,40 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     /// Zeroes units (without spans: windows of 1..=[`MAX_RUN`] bytes), a
     /// success grown over the following units as far as it keeps working.
     pub(super) fn zero_draws(&mut self) -> bool {
-        let mut changed = false;
-        let mut i = 0;
-        while !self.exhausted() {
-            let units = self.units();
-            let list = &units.list;
-            let m = list.len();
-            if i >= m {
-                break;
-            }
-            let end = (i + POSITIONS_PER_LIST).min(m);
-            let mut edits = Vec::new();
-            let mut keys = Vec::new();
-            for (p, &unit) in list.iter().enumerate().take(end).skip(i) {
+        self.sweep_and_grow(
+            |s, units, p, out| {
+                let unit = units.list[p];
                 if units.typed {
-                    if !self.is_zero(&unit) {
-                        edits.push(Edit::zero(unit.start, unit.len()));
-                        keys.push((p, 1));
+                    if !s.is_zero(&unit) {
+                        out.push((Edit::zero(unit.start, unit.len()), (p, 1)));
                     }
-                } else if self.current[p] != 0 {
-                    for w in (1..=MAX_RUN.min(m - p)).rev() {
-                        edits.push(Edit::zero(p, w));
-                        keys.push((p, w));
+                } else if s.current[p] != 0 {
+                    for w in (1..=MAX_RUN.min(units.list.len() - p)).rev() {
+                        out.push((Edit::zero(p, w), (p, w)));
                     }
                 }
-            }
-            let Some(found) = self.first_success(&edits) else {
-                i = end;
-                continue;
-            };
-            let (p, w) = keys[found];
-            let len = self.current.len();
-            let zeroed = |n: usize| {
-                let (start, stop) = if units.typed {
-                    (list[p].start, list[p + n - 1].end)
-                } else {
-                    (p, (p + w * n).min(len))
+            },
+            |s, units, (p, w)| {
+                let (list, m) = (&units.list, units.list.len());
+                let len = s.current.len();
+                let zeroed = |n: usize| {
+                    let (start, stop) = if units.typed {
+                        (list[p].start, list[p + n - 1].end)
+                    } else {
+                        (p, (p + w * n).min(len))
+                    };
+                    Edit::zero(start, stop - start)
                 };
-                Edit::zero(start, stop - start)
-            };
-            let max = if units.typed {
-                m - p
-            } else {
-                (len - p).div_ceil(w)
-            };
-            let n = self.find_integer(max, |s, n| s.test(&zeroed(n)));
-            self.accept(&zeroed(n));
-            changed = true;
-            i = p + 1;
-        }
-        changed
+                let max = if units.typed {
+                    m - p
+                } else {
+                    (len - p).div_ceil(w)
+                };
+                let n = s.find_integer(max, |s, n| s.test(&zeroed(n)));
+                s.accept(&zeroed(n));
+                p + 1
+            },
+        )
     }
 
     /// Byte positions of unit `p` lowered one byte at a time: an enum
@@ -699,62 +705,46 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     /// `d`, the later one increases by `d`. Tries moving everything that
     /// fits and moving 1, then grows a working move (`find_integer`).
     pub(super) fn redistribute(&mut self) -> bool {
-        let mut changed = false;
-        let mut i = 0;
-        while !self.exhausted() {
-            let units = self.units();
-            let list = &units.list;
-            let m = list.len();
-            if i >= m {
-                break;
-            }
-            let end = (i + POSITIONS_PER_LIST).min(m);
-            let mut edits = Vec::new();
-            let mut keys = Vec::new();
-            let value =
-                |s: &Self, unit: &Unit| read_int(&s.current[unit.start..unit.end], Endian::Little);
-            let usable = |unit: &Unit| {
-                !units.typed
-                    || (unit.kind != SpanKind::Unused && matches!(unit.len(), 1 | 2 | 4 | 8))
-            };
-            for (p, &u) in list.iter().enumerate().take(end).skip(i) {
-                let a = value(self, &u);
-                if !usable(&u) || a == 0 {
-                    continue;
+        let value =
+            |s: &Self, unit: &Unit| read_int(&s.current[unit.start..unit.end], Endian::Little);
+        let usable = |typed: bool, unit: &Unit| {
+            !typed || (unit.kind != SpanKind::Unused && matches!(unit.len(), 1 | 2 | 4 | 8))
+        };
+        self.sweep_and_grow(
+            |s, units, p, out| {
+                let list = &units.list;
+                let u = list[p];
+                let a = value(s, &u);
+                if !usable(units.typed, &u) || a == 0 {
+                    return;
                 }
                 for (q, &v) in list.iter().enumerate().take(p + 1 + NEARBY).skip(p + 1) {
-                    if v.len() != u.len() || !usable(&v) {
+                    if v.len() != u.len() || !usable(units.typed, &v) {
                         continue;
                     }
-                    let b = value(self, &v);
+                    let b = value(s, &v);
                     let d_max = a.min(max_int(u.len()) - b);
                     let mut moves = vec![d_max];
                     if d_max > 1 {
                         moves.push(1);
                     }
                     for d in moves.into_iter().filter(|&d| d > 0) {
-                        edits.push(pair_edit(&u, a - d, &v, b + d));
-                        keys.push((p, q, a, b, d, d_max));
+                        out.push((pair_edit(&u, a - d, &v, b + d), (p, q, a, b, d, d_max)));
                     }
                 }
-            }
-            let Some(found) = self.first_success(&edits) else {
-                i = end;
-                continue;
-            };
-            let (p, q, a, b, d, d_max) = keys[found];
-            let (u, v) = (list[p], list[q]);
-            let moved = |d: usize| pair_edit(&u, a - d as u64, &v, b + d as u64);
-            let d = if d == 1 && d_max > 1 {
-                self.find_integer(as_usize(d_max), |s, d| s.test(&moved(d)))
-            } else {
-                as_usize(d)
-            };
-            self.accept(&moved(d));
-            changed = true;
-            i = p;
-        }
-        changed
+            },
+            |s, units, (p, q, a, b, d, d_max)| {
+                let (u, v) = (units.list[p], units.list[q]);
+                let moved = |d: usize| pair_edit(&u, a - d as u64, &v, b + d as u64);
+                let d = if d == 1 && d_max > 1 {
+                    s.find_integer(as_usize(d_max), |s, d| s.test(&moved(d)))
+                } else {
+                    as_usize(d)
+                };
+                s.accept(&moved(d));
+                p
+            },
+        )
     }
 }
 
