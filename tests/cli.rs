@@ -628,34 +628,35 @@ fn error_unknown_fuzz_target() {
     check_error_run(&short, 7, &["no_such_target"]);
 }
 
-#[test]
-fn error_artifact_does_not_crash() {
+/// Writes a noisy `trigger` artifact for `target`, expects exit `code` with
+/// one error line, no output written and the original unchanged.
+fn assert_refused(target: &str, name: &str, trigger: &[u8], code: i32) {
     let fx = fixture();
-    let _guard = lock_target("ok_target");
-    let data = noisy("error_artifact_does_not_crash", b"KEY=;ABRT[@@@");
-    let artifact = fx.write_artifact("ok_target", "error_artifact_does_not_crash", &data);
+    let _guard = lock_target(target);
+    let data = noisy(name, trigger);
+    let artifact = fx.write_artifact(target, name, &data);
     let p = artifact.display().to_string();
-    assert_error(&strs(&[&p]), &fx.root, 3, &[]);
+    assert_error(&strs(&[&p]), &fx.root, code, &[]);
     assert!(
         !reduced_path(&artifact).exists(),
-        "an output was written for a non-crashing artifact"
+        "an output was written for a refused artifact ({name})"
     );
     assert_eq!(std::fs::read(&artifact).unwrap(), data);
 }
 
 #[test]
-fn error_flaky_artifact() {
-    let fx = fixture();
-    let _guard = lock_target("flaky");
-    let data = noisy("error_flaky_artifact", b"FLK");
-    let artifact = fx.write_artifact("flaky", "error_flaky_artifact", &data);
-    let p = artifact.display().to_string();
-    assert_error(&strs(&[&p]), &fx.root, 4, &[]);
-    assert!(
-        !reduced_path(&artifact).exists(),
-        "an output was written for a flaky artifact"
+fn error_artifact_does_not_crash() {
+    assert_refused(
+        "ok_target",
+        "error_artifact_does_not_crash",
+        b"KEY=;ABRT[@@@",
+        3,
     );
-    assert_eq!(std::fs::read(&artifact).unwrap(), data);
+}
+
+#[test]
+fn error_flaky_artifact() {
+    assert_refused("flaky", "error_flaky_artifact", b"FLK", 4);
 }
 
 #[test]
