@@ -4,13 +4,20 @@
 //! Every typed target gets two noisy artifacts: seeded random byte blobs
 //! (200–2000 bytes) that crash with the target's bug, the very ones
 //! `tests/typed.rs` reduces (same generator, same seeds: keep them in sync).
+//! Most also get the two crashes a real libFuzzer run found first (seeds 1
+//! and 2, from an empty corpus; `benches/fixtures/libfuzzer-artifacts`):
+//! what `cargo fuzz run` hands its user, small because libFuzzer grows
+//! inputs slowly, with the values its mutations leave (0xff runs, copied
+//! bytes).
 //! Each artifact is reduced once per strategy; the table (Markdown, on
 //! stdout) shows the output's size in bytes, the length of its `Debug` form
 //! (the `debug` field of `reduce-finished`, whitespace removed), the tests
 //! executed and the wall time, plus whether each output still crashes with
 //! the original's signature (one `--classify` per artifact). A summary
 //! follows: whether `choices` is never worse than `ddmin` on either size,
-//! and the median `Debug`-length ratio ddmin/choices (the bar is 2×).
+//! and the median `Debug`-length ratio ddmin/choices (the bar is 2×),
+//! overall and per group (targets mirroring real ones or not, random blobs
+//! or libFuzzer's artifacts).
 //!
 //! The fixture is copied to `target/bench-fixtures/buggy-choices` and the
 //! drivers are built in `target/bench-choices-driver` (cached between runs);
@@ -103,7 +110,7 @@ const TARGETS: &[(&str, [u64; 2], &str)] = &[
     (
         "typed_slotmap",
         [4, 16],
-        "Target { ctor: New, ops: [Insert, Remove(0)] }",
+        "Target { ctor: New, ops: [Insert, Clear] }",
     ),
     (
         "typed_delta",
@@ -115,13 +122,18 @@ const TARGETS: &[(&str, [u64; 2], &str)] = &[
         [67, 161],
         r#"(FromString("\u{80}"), [Pop])"#,
     ),
-    ("typed_bcn", [0, 3], "(1, 1073741821, BC2Unorm, [])"),
+    ("typed_bcn", [0, 3], "(1, 1073741821, BC2Srgb, [])"),
     (
         "typed_patch",
         [15, 20],
         "[Edit { offset: (1, 0), length: (0, 0), text: [0, 0, 0, 0] }]",
     ),
 ];
+
+/// Crash artifacts a real libFuzzer run found for the targets of
+/// [`TARGETS`], from an empty corpus (`<target>/seed-N`, made by the
+/// `generate.sh` beside them; none for targets it found no crash for).
+const LIBFUZZER_ARTIFACTS: &str = "benches/fixtures/libfuzzer-artifacts";
 
 /// The targets of [`TARGETS`] that mirror the input type of a real
 /// cargo-fuzz target of a public project (provenance in
@@ -319,9 +331,37 @@ fn compact(debug: &str) -> String {
         .replace('|', "\\|")
 }
 
+/// Where an artifact comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// [`blob`] of this seed.
+    Blob(u64),
+    /// [`LIBFUZZER_ARTIFACTS`]`/<target>/seed-N`: the first crash libFuzzer
+    /// found with `-seed=N`.
+    LibFuzzer(u64),
+}
+
+impl Source {
+    fn slug(self) -> String {
+        match self {
+            Source::Blob(seed) => format!("choices-seed-{seed}"),
+            Source::LibFuzzer(seed) => format!("choices-libfuzzer-{seed}"),
+        }
+    }
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Source::Blob(seed) => write!(f, "blob {seed}"),
+            Source::LibFuzzer(seed) => write!(f, "libFuzzer -seed={seed}"),
+        }
+    }
+}
+
 struct Row {
     target: &'static str,
-    seed: u64,
+    source: Source,
     original: usize,
     base: Option<Reduced>,
     choices: Option<Reduced>,
@@ -342,35 +382,43 @@ fn main() {
         eprintln!("note: `--strategy {CHOICES}` is not available yet (not in --help): ddmin only");
     }
 
+    let found_by_libfuzzer = root.join(LIBFUZZER_ARTIFACTS);
     let mut rows: Vec<Row> = Vec::new();
     for &(target, seeds, expected) in TARGETS {
         let dir = fuzz_dir.join("artifacts").join(target);
         fs::create_dir_all(&dir).expect("artifact dir");
-        let artifacts: Vec<(u64, PathBuf, usize)> = seeds
+        let mut artifacts: Vec<(Source, PathBuf, usize)> = seeds
             .iter()
             .map(|&seed| {
                 let data = blob(target, seed);
                 let path = dir.join(format!("crash-choices-seed-{seed}"));
                 fs::write(&path, &data).expect("write artifact");
-                (seed, path, data.len())
+                (Source::Blob(seed), path, data.len())
             })
             .collect();
+        for seed in 1..=2 {
+            let found = found_by_libfuzzer.join(target).join(format!("seed-{seed}"));
+            let Ok(data) = fs::read(&found) else { continue };
+            let path = dir.join(format!("crash-choices-libfuzzer-{seed}"));
+            fs::write(&path, &data).expect("write artifact");
+            artifacts.push((Source::LibFuzzer(seed), path, data.len()));
+        }
 
         // Warm-up (builds the driver) and the originals' signatures.
         eprintln!("{target}: warm-up --classify");
         let files: Vec<&Path> = artifacts.iter().map(|(_, p, _)| p.as_path()).collect();
         let originals = classify(target, &files, &fuzz_dir, &driver_dir, &scratch);
 
-        for ((seed, artifact, original), sig) in artifacts.iter().zip(&originals) {
+        for ((source, artifact, original), sig) in artifacts.iter().zip(&originals) {
             if sig.is_none() {
-                eprintln!("error: {target} seed {seed} does not crash");
+                eprintln!("error: {target} {source} does not crash");
                 std::process::exit(1);
             }
-            let out = |s: &str| artifact.with_file_name(format!("choices-seed-{seed}.{s}"));
-            eprintln!("{target} seed {seed}: {BASELINE}");
+            let out = |s: &str| artifact.with_file_name(format!("{}.{s}", source.slug()));
+            eprintln!("{target} {source}: {BASELINE}");
             let mut base = reduce(BASELINE, artifact, &out(BASELINE), &driver_dir, &scratch);
             let mut choices = if has_choices {
-                eprintln!("{target} seed {seed}: {CHOICES}");
+                eprintln!("{target} {source}: {CHOICES}");
                 reduce(CHOICES, artifact, &out(CHOICES), &driver_dir, &scratch)
             } else {
                 None
@@ -389,7 +437,7 @@ fn main() {
             }
             rows.push(Row {
                 target,
-                seed: *seed,
+                source: *source,
                 original: *original,
                 base,
                 choices,
@@ -399,7 +447,7 @@ fn main() {
     }
 
     println!(
-        "| target | seed | input bytes | ddmin bytes | choices bytes | ddmin Debug len | choices Debug len \
+        "| target | artifact | input bytes | ddmin bytes | choices bytes | ddmin Debug len | choices Debug len \
          | ddmin tests | choices tests | ddmin time | choices time | same crash (ddmin/choices) \
          | choices Debug | minimal? |"
     );
@@ -407,6 +455,8 @@ fn main() {
     let mut never_worse = true;
     let mut ratios = Vec::new();
     let mut group_ratios: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let mut source_ratios: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let mut worse = Vec::new();
     let mut minimal = 0;
     for r in &rows {
         let (b, c) = (&r.base, &r.choices);
@@ -414,10 +464,12 @@ fn main() {
             (Some(b), Some(c)) => {
                 if c.bytes > b.bytes || debug_len(&c.debug) > debug_len(&b.debug) {
                     never_worse = false;
+                    worse.push(format!("`{}` {}", r.target, r.source));
                 }
                 let ratio = debug_len(&b.debug) as f64 / debug_len(&c.debug).max(1) as f64;
                 ratios.push(ratio);
                 group_ratios[usize::from(MIRRORS.contains(&r.target))].push(ratio);
+                source_ratios[usize::from(matches!(r.source, Source::LibFuzzer(_)))].push(ratio);
             }
             _ => never_worse = false,
         }
@@ -430,7 +482,7 @@ fn main() {
         println!(
             "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | `{}` | {} |",
             r.target,
-            r.seed,
+            r.source,
             r.original,
             cell(b, |x| x.bytes.to_string()),
             cell(c, |x| x.bytes.to_string()),
@@ -451,9 +503,9 @@ fn main() {
     println!();
     for r in &rows {
         println!(
-            "- `{}` seed {}: `{}`{}",
+            "- `{}` {}: `{}`{}",
             r.target,
-            r.seed,
+            r.source,
             cell(&r.base, |x| compact(&x.debug)),
             cell(&r.base, |x| if x.strategy == BASELINE {
                 String::new()
@@ -465,11 +517,16 @@ fn main() {
     println!();
     let median_ratio = median(ratios);
     println!(
-        "choices never worse than ddmin on either size: {}",
+        "choices never worse than ddmin on either size: {}{}",
         if has_choices && never_worse {
             "yes"
         } else {
             "no"
+        },
+        if worse.is_empty() {
+            String::new()
+        } else {
+            format!(" (worse on {})", worse.join(", "))
         }
     );
     println!(
@@ -486,9 +543,12 @@ fn main() {
         }
     );
     let [others, mirrors] = group_ratios;
+    let [blobs, libfuzzer] = source_ratios;
     for (name, group) in [
         ("the other typed targets", others),
         ("the targets mirroring real ones", mirrors),
+        ("the random blobs", blobs),
+        ("the artifacts libFuzzer found", libfuzzer),
     ] {
         let n = group.len();
         println!(

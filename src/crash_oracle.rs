@@ -267,4 +267,17 @@ impl Oracle<u8> for CrashOracle<'_> {
         self.last_spans = Some((candidate.to_vec(), spans.clone()));
         spans
     }
+
+    fn render(&mut self, candidate: &[u8]) -> Option<String> {
+        if self.check_stop() {
+            return None;
+        }
+        match self.exec.debug_format(candidate) {
+            Ok(text) => text,
+            Err(e) => {
+                self.fail(e);
+                None
+            }
+        }
+    }
 }

@@ -40,6 +40,13 @@ pub trait Oracle<E> {
     fn spans(&mut self, _candidate: &[E]) -> Option<Vec<Span>> {
         None
     }
+
+    /// How a candidate reads to a person (a typed target's `Debug` form), if
+    /// the oracle can tell; `None` when it cannot. Reducers use it only to
+    /// choose among interesting candidates of the same length.
+    fn render(&mut self, _candidate: &[E]) -> Option<String> {
+        None
+    }
 }
 
 /// A run of elements that one draw consumed.
@@ -193,6 +200,10 @@ impl<E: Hash + Eq + Clone, O: Oracle<E>> Oracle<E> for Cached<E, O> {
 
     fn spans(&mut self, candidate: &[E]) -> Option<Vec<Span>> {
         self.inner.spans(candidate)
+    }
+
+    fn render(&mut self, candidate: &[E]) -> Option<String> {
+        self.inner.render(candidate)
     }
 }
 

@@ -72,6 +72,10 @@ where
             Self::render(generate, b).map(|(_, text)| text)
         }))
     }
+
+    fn render(&mut self, candidate: &[u8]) -> Option<String> {
+        Self::render(&mut self.generate, candidate).map(|(_, text)| text)
+    }
 }
 
 /// Shrinks `input`, whose generated value is interesting, to the smallest

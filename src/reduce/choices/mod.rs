@@ -33,12 +33,20 @@
 //! Each round ends with byte-level [`ddmin`](crate::reduce::ddmin()), so
 //! the result is also 1-minimal; rounds repeat until one changes nothing.
 //!
+//! **Presentation.** Last, when the oracle can render a sequence (a typed
+//! target's `Debug` form), a last step (`present.rs`) swaps structural draws (enum variants
+//! above all) for ones that read shorter at the same length, and `ddmin`
+//! runs again after any change: shortlex order puts `Remove(0)` before
+//! `Clear` when `Remove` is declared first, a person reading the result
+//! would not.
+//!
 //! See `/work/shared/notes/reducer-anchors.md` §1 for the Hypothesis passes
 //! these follow and `cargo-fuzz-internals.md` §4 for the `arbitrary` byte
 //! layout they aim at.
 
 mod edit;
 mod passes;
+mod present;
 mod probe;
 #[cfg(test)]
 mod tests;
@@ -67,7 +75,9 @@ const COARSE_ABOVE: usize = 512;
 /// When the oracle has no spans every accepted step is shortlex-smaller in
 /// bytes, so the result is shortlex-smaller than or equal to the input;
 /// with spans, steps of equal length are smaller in the draw order
-/// (integers by value, see the module docs), which may mean larger bytes.
+/// (integers by value, see the module docs), which may mean larger bytes;
+/// when the oracle renders sequences, the last step may also trade a
+/// structural draw for one that reads shorter at the same length.
 ///
 /// ```
 /// use reduce_crash::reduce::shrink_choices;
@@ -221,9 +231,23 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
             let minimal = super::ddmin(&self.current, &mut *self.oracle);
             self.replace(minimal);
             if self.version == before || self.exhausted() {
-                return;
+                break;
             }
         }
+        // Every step shortens the rendering at the same length or shortens
+        // the sequence, so this ends.
+        while !self.exhausted() && self.present() {
+            let minimal = super::ddmin(&self.current, &mut *self.oracle);
+            self.replace(minimal);
+        }
+    }
+
+    /// Adopts an interesting `next` that is not necessarily shortlex-smaller
+    /// (the presentation step's choice); never seen again as a candidate.
+    fn adopt(&mut self, next: Vec<u8>) {
+        self.visited.insert(self.hasher.hash_one(&next));
+        self.current = next;
+        self.version += 1;
     }
 
     pub(crate) fn exhausted(&self) -> bool {

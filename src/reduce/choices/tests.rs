@@ -43,6 +43,10 @@ where
         self.spans_calls += 1;
         Some(probe_spans(candidate, &mut self.render))
     }
+
+    fn render(&mut self, candidate: &[u8]) -> Option<String> {
+        (self.render)(candidate)
+    }
 }
 
 // ------------------------------------------------------------ a stack machine
@@ -134,6 +138,62 @@ fn stack_crash_shrinks_to_the_minimal_value() {
     assert!(pred(&deleted));
     assert_ne!(debug, "[Push(0), Pop, Pop]");
     assert!(debug.len() > "[Push(0), Pop, Pop]".len(), "{debug}");
+}
+
+// ------------------------------------------------- presentation: reads shorter
+
+/// A slot map's operations, `Remove` declared before `Clear`.
+#[derive(Arbitrary, Debug)]
+enum SlotOp {
+    Insert,
+    Remove(u32),
+    Clear,
+}
+
+fn decode_slot_ops(c: &[u8]) -> Vec<SlotOp> {
+    Vec::<SlotOp>::arbitrary_take_rest(Unstructured::new(c)).unwrap_or_default()
+}
+
+/// An insertion, then anything that removes it.
+fn removes_an_insertion(ops: &[SlotOp]) -> bool {
+    let mut live = 0u32;
+    for op in ops {
+        match op {
+            SlotOp::Insert => live += 1,
+            SlotOp::Remove(k) if *k < live => return true,
+            SlotOp::Clear if live > 0 => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+#[test]
+fn among_equal_lengths_the_shorter_reading_wins() {
+    // `[Insert, Remove(0), Clear]` with don't-care bytes.
+    let input = [
+        1, 0x11, 0x22, 0x33, 0x55, // Insert
+        1, 0x44, 0x33, 0x22, 0x99, 0, 0, 0, 0, // Remove(0)
+        1, 0xfe, 0xee, 0xdd, 0xcc, // Clear
+    ];
+    let pred = |c: &[u8]| removes_an_insertion(&decode_slot_ops(c));
+    assert!(pred(&input));
+    let render = |c: &[u8]| Some(format!("{:?}", decode_slot_ops(c)));
+
+    // Without a rendering: the shortlex minimum, `Remove` (variant 1) first.
+    let mut spans_only = Cached::new(|c: &[u8]| pred(c));
+    let shortlex = shrink_choices(&input, &mut spans_only);
+    assert_eq!(
+        format!("{:?}", decode_slot_ops(&shortlex)),
+        "[Insert, Remove(0)]"
+    );
+
+    // With one: `Clear` (variant 2) at the same length reads shorter.
+    let mut typed = Typed::new(pred, render);
+    let shrunk = shrink_choices(&input, &mut typed);
+    assert_eq!(format!("{:?}", decode_slot_ops(&shrunk)), "[Insert, Clear]");
+    assert_eq!(shrunk.len(), shortlex.len());
+    assert!(is_one_minimal(&shrunk, &mut |c: &[u8]| pred(c)));
 }
 
 #[test]
