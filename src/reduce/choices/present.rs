@@ -14,8 +14,9 @@
 //! when it is interesting and its rendering ([`Oracle::render`], the target's
 //! `Debug` form, whitespace ignored) is strictly shorter. Candidates are
 //! rendered first, and only a rendering shorter than the current one and not
-//! seen before for this draw is run, so the step costs a few decodes per
-//! draw and a handful of tests.
+//! seen before for this draw is run, so the step costs 256 decodes per
+//! draw (for the first [`MAX_DRAWS`] structural draws) and a handful of
+//! tests.
 //!
 //! The result is never longer than the shortlex minimum, but may be
 //! lexicographically larger; without a rendering (bytes targets, plain
@@ -24,6 +25,12 @@
 use super::Shrinker;
 use crate::oracle::{Oracle, SpanKind};
 use std::collections::HashSet;
+
+/// Structural draws tried, from the start: each costs 256 decodes (one
+/// round trip each to a fuzz target's driver), so a value that is still
+/// large after shrinking (thousands of elements) does not make the step
+/// take seconds.
+const MAX_DRAWS: usize = 64;
 
 /// Length of a rendering, whitespace ignored (`{:#?}` and `{:?}` agree).
 pub(crate) fn reading_len(text: &str) -> usize {
@@ -38,7 +45,7 @@ impl<O: Oracle<u8> + ?Sized> Shrinker<'_, O> {
         };
         let mut changed = false;
         let mut index = 0;
-        loop {
+        while index < MAX_DRAWS {
             let units = self.units();
             let Some(unit) = units
                 .list
@@ -75,5 +82,6 @@ impl<O: Oracle<u8> + ?Sized> Shrinker<'_, O> {
                 }
             }
         }
+        changed
     }
 }
