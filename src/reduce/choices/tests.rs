@@ -49,6 +49,20 @@ where
     }
 }
 
+/// An oracle's tests and spans without its rendering: the shrinker as it
+/// runs for oracles that cannot render.
+struct Unrendered<O>(O);
+
+impl<O: Oracle<u8>> Oracle<u8> for Unrendered<O> {
+    fn test(&mut self, candidate: &[u8]) -> bool {
+        self.0.test(candidate)
+    }
+
+    fn spans(&mut self, candidate: &[u8]) -> Option<Vec<Span>> {
+        self.0.spans(candidate)
+    }
+}
+
 // ------------------------------------------------------------ a stack machine
 
 #[derive(Arbitrary, Debug, Clone, PartialEq)]
@@ -181,7 +195,7 @@ fn among_equal_lengths_the_shorter_reading_wins() {
     let render = |c: &[u8]| Some(format!("{:?}", decode_slot_ops(c)));
 
     // Without a rendering: the shortlex minimum, `Remove` (variant 1) first.
-    let mut spans_only = Cached::new(|c: &[u8]| pred(c));
+    let mut spans_only = Unrendered(Typed::new(pred, render));
     let shortlex = shrink_choices(&input, &mut spans_only);
     assert_eq!(
         format!("{:?}", decode_slot_ops(&shortlex)),
@@ -768,6 +782,19 @@ proptest! {
         // bytewise comparable with the input.
         prop_assert!(result.len() <= input.len());
         prop_assert!(is_one_minimal(&result, &holds));
+    }
+
+    #[test]
+    fn rendering_never_lengthens_nor_reads_longer((input, kind, threshold) in arb_stack_case()) {
+        let holds = stack_property(kind, threshold);
+        let plain = shrink_choices(&input, &mut Unrendered(Typed::new(&holds, render_ops)));
+        let presented = shrink_choices(&input, &mut Typed::new(&holds, render_ops));
+        prop_assert!(holds(&presented));
+        prop_assert!(presented.len() <= plain.len());
+        if presented.len() == plain.len() {
+            let reads = |c: &[u8]| render_ops(c).map_or(0, |t| t.len());
+            prop_assert!(reads(&presented) <= reads(&plain));
+        }
     }
 
     #[test]
