@@ -96,11 +96,7 @@ fn reduce_and_check(test: &str, case: &Case) -> (Vec<u8>, Value) {
         data.len(),
         reduced.len()
     );
-    assert_eq!(
-        std::fs::read(&artifact).unwrap(),
-        before,
-        "the original artifact was modified"
-    );
+    assert_unmodified(&artifact, &before);
     assert!(
         stray_temporaries(&fx.artifact_dir(case.target)).is_empty(),
         "stray temporaries left behind"
@@ -336,11 +332,7 @@ fn two_bugs_keeps_the_original_bug() {
     assert_eq!(sig_identity(&finished["signature"]), a, "{finished}");
     let reduced = std::fs::read(&output).unwrap();
     assert_eq!(reduced, b"BA!!B", "expected A's trigger alone");
-    assert_eq!(
-        std::fs::read(&artifact).unwrap(),
-        data,
-        "the original artifact was modified"
-    );
+    assert_unmodified(&artifact, &data);
 
     let after = classify_one(&output, None, &[]);
     assert_eq!(
@@ -468,21 +460,12 @@ fn sigint_keeps_the_best_result_so_far() {
     let reduced = std::fs::read(&output)
         .unwrap_or_else(|e| panic!("no output after SIGINT: {e}\n{}", run.describe()));
     assert!(reduced.len() <= data.len());
-    assert_eq!(
-        std::fs::read(&artifact).unwrap(),
-        data,
-        "the original artifact was modified"
-    );
+    assert_unmodified(&artifact, &data);
     assert!(
         stray_temporaries(&fx.artifact_dir("infinite_loop")).is_empty(),
         "stray temporaries left behind"
     );
-    let got = classify_one(&output, None, &timeout);
-    assert_eq!(
-        identity(&got),
-        Some(original_id),
-        "the interrupted result does not hang like the original: {got}"
-    );
+    assert_reproduces(&output, &original_id, &timeout);
 }
 
 /// `finish` for a child whose stdout is read elsewhere.
@@ -667,11 +650,7 @@ fn error_output_is_the_artifact() {
     let artifact = fx.write_artifact("abort", "error_output_is_the_artifact", &data);
     let p = artifact.display().to_string();
     assert_error(&strs(&["-o", &p, &p]), &fx.root, 5, &[]);
-    assert_eq!(
-        std::fs::read(&artifact).unwrap(),
-        data,
-        "the original artifact was modified"
-    );
+    assert_unmodified(&artifact, &data);
     assert!(stray_temporaries(&fx.artifact_dir("abort")).is_empty());
 }
 
@@ -901,17 +880,8 @@ fn reduces_typed_target() {
     assert_eq!(sig_identity(&v["signature"]), id, "{v}");
     let reduced = std::fs::read(&output).unwrap();
     assert!(reduced.len() < data.len());
-    assert_eq!(
-        std::fs::read(&artifact).unwrap(),
-        data,
-        "the original artifact was modified"
-    );
-    let got = classify_one(&output, None, &[]);
-    assert_eq!(
-        identity(&got),
-        Some(id),
-        "the reduced typed input does not reproduce: {got}"
-    );
+    assert_unmodified(&artifact, &data);
+    assert_reproduces(&output, &id, &[]);
 }
 
 #[test]
@@ -942,17 +912,8 @@ fn reduces_reject_target() {
     assert_eq!(sig_identity(&v["signature"]), id, "{v}");
     let reduced = std::fs::read(&output).unwrap();
     assert_eq!(reduced, b"%%ZAP", "expected the magic and ZAP alone");
-    assert_eq!(
-        std::fs::read(&artifact).unwrap(),
-        data,
-        "the original artifact was modified"
-    );
-    let got = classify_one(&output, None, &[]);
-    assert_eq!(
-        identity(&got),
-        Some(id),
-        "the reduced input does not reproduce: {got}"
-    );
+    assert_unmodified(&artifact, &data);
+    assert_reproduces(&output, &id, &[]);
 }
 
 // ------------------------------------------------------------------ 7. running twice
@@ -1010,11 +971,7 @@ fn second_run_reuses_the_driver_and_overwrites_atomically() {
     }
     assert_eq!(std::fs::read(&output).unwrap(), first_bytes);
 
-    assert_eq!(
-        std::fs::read(&artifact).unwrap(),
-        data,
-        "the original artifact was modified"
-    );
+    assert_unmodified(&artifact, &data);
     let strays = stray_temporaries(&dir);
     assert!(
         strays.is_empty(),

@@ -315,17 +315,8 @@ fn reduce_seed(case: &Case, seed: u64) -> Option<String> {
     check_finished(&v, case.target, &artifact, &output, data.len());
     assert_eq!(v["typed"], true, "{v}");
     assert_eq!(sig_identity(&v["signature"]), id, "{v}");
-    assert_eq!(
-        std::fs::read(&artifact).unwrap(),
-        data,
-        "the original artifact was modified"
-    );
-    let got = classify_one(&output, None, &[]);
-    assert_eq!(
-        identity(&got),
-        Some(id),
-        "the reduced input does not crash the same way: {got}"
-    );
+    assert_unmodified(&artifact, &data);
+    assert_reproduces(&output, &id, &[]);
 
     let debug = v["debug"]
         .as_str()

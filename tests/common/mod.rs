@@ -499,6 +499,28 @@ pub fn classify_one(file: &Path, target: Option<&str>, extra: &[&str]) -> Value 
     classify(&[file.to_owned()], target, extra).remove(0)
 }
 
+/// The original artifact still holds exactly `data`.
+pub fn assert_unmodified(artifact: &Path, data: &[u8]) {
+    assert!(
+        std::fs::read(artifact).unwrap() == data,
+        "the original artifact {} was modified",
+        artifact.display()
+    );
+}
+
+/// `output`, classified on its own with `extra` args, has identity `id`
+/// (kind and location); returns the `classified` message.
+pub fn assert_reproduces(output: &Path, id: &(String, Option<String>), extra: &[&str]) -> Value {
+    let got = classify_one(output, None, extra);
+    assert_eq!(
+        identity(&got).as_ref(),
+        Some(id),
+        "{} does not crash like the original: {got}",
+        output.display()
+    );
+    got
+}
+
 pub const KINDS: &[&str] = &[
     "panic",
     "abort",
