@@ -179,39 +179,24 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
         back: usize,
         mut candidates: impl FnMut(&Self, &Units, usize) -> Vec<Edit>,
     ) -> bool {
-        let mut changed = false;
-        let mut i = 0;
-        while !self.exhausted() {
-            let units = self.units();
-            let m = units.list.len();
-            if i >= m {
-                break;
-            }
-            let end = (i + POSITIONS_PER_LIST).min(m);
-            let mut edits = Vec::new();
-            let mut at = Vec::new();
-            for p in i..end {
-                for edit in candidates(self, &units, p) {
-                    edits.push(edit);
-                    at.push(p);
+        self.sweep_and_grow(
+            |s, units, p, found| {
+                for edit in candidates(s, units, p) {
+                    found.push((edit.clone(), (p, edit)));
                 }
-            }
-            match self.try_edits(&edits) {
-                Some(found) => {
-                    changed = true;
-                    i = at[found].saturating_sub(back);
-                }
-                None => i = end,
-            }
-        }
-        changed
+            },
+            |s, _, (p, edit)| {
+                s.accept(&edit);
+                p.saturating_sub(back)
+            },
+        )
     }
 
     /// Like [`Self::sweep`], but a success is then grown by `grow`
     /// (typically with `find_integer`): `candidates` pushes `(edit, key)`
     /// pairs for one position; `grow` gets the key of the first edit that
     /// works, accepts its grown version, and returns where to resume.
-    fn sweep_and_grow<K: Copy>(
+    fn sweep_and_grow<K>(
         &mut self,
         mut candidates: impl FnMut(&Self, &Units, usize, &mut Vec<(Edit, K)>),
         mut grow: impl FnMut(&mut Self, &Units, K) -> usize,
@@ -229,10 +214,10 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
             for p in i..end {
                 candidates(self, &units, p, &mut found);
             }
-            let (edits, keys): (Vec<Edit>, Vec<K>) = found.into_iter().unzip();
+            let (edits, mut keys): (Vec<Edit>, Vec<K>) = found.into_iter().unzip();
             match self.first_success(&edits) {
                 Some(f) => {
-                    i = grow(self, &units, keys[f]);
+                    i = grow(self, &units, keys.swap_remove(f));
                     changed = true;
                 }
                 None => i = end,
