@@ -152,4 +152,88 @@ mod tests {
         let shrunk = shrink_generated(&input, generate, bad);
         assert_eq!(value(&shrunk), vec![Op::Push(1000), Op::Pop, Op::Pop]);
     }
+
+    #[derive(Debug, Arbitrary)]
+    enum Expr {
+        Lit(u8),
+        Neg(Box<Expr>),
+        Add(Box<Expr>, Box<Expr>),
+        Mul(Box<Expr>, Box<Expr>),
+        Div(Box<Expr>, Box<Expr>),
+    }
+
+    impl Expr {
+        /// The value (wrapping), and whether somewhere at depth ≥ 2 a
+        /// numerator above 1000 is divided by a computed (non-literal) zero.
+        fn eval(&self, depth: usize) -> (i64, bool) {
+            let pair = |a: &Expr, b: &Expr| {
+                let ((x, p), (y, q)) = (a.eval(depth + 1), b.eval(depth + 1));
+                (x, y, p || q)
+            };
+            match self {
+                Expr::Lit(v) => (i64::from(*v), false),
+                Expr::Neg(a) => {
+                    let (x, bug) = a.eval(depth + 1);
+                    (x.wrapping_neg(), bug)
+                }
+                Expr::Add(a, b) => {
+                    let (x, y, bug) = pair(a, b);
+                    (x.wrapping_add(y), bug)
+                }
+                Expr::Mul(a, b) => {
+                    let (x, y, bug) = pair(a, b);
+                    (x.wrapping_mul(y), bug)
+                }
+                Expr::Div(a, b) => {
+                    let (x, y, bug) = pair(a, b);
+                    let planted = y == 0 && x > 1000 && depth >= 2 && !matches!(**b, Expr::Lit(_));
+                    (x.checked_div(y).unwrap_or(0), bug || planted)
+                }
+            }
+        }
+
+        fn nodes(&self) -> usize {
+            match self {
+                Expr::Lit(_) => 1,
+                Expr::Neg(a) => 1 + a.nodes(),
+                Expr::Add(a, b) | Expr::Mul(a, b) | Expr::Div(a, b) => 1 + a.nodes() + b.nodes(),
+            }
+        }
+    }
+
+    /// A recursive type: the failing division sits deep inside a random tree
+    /// of 50–200 nodes. Shrinking hoists it (deleting an ancestor's variant
+    /// draw with the siblings before the child) to two `Neg` levels and
+    /// meets the product threshold with the smallest left factor.
+    #[test]
+    fn hoists_a_failing_subtree_out_of_a_random_tree() {
+        let generate = |u: &mut Unstructured| Expr::arbitrary(u);
+        let bad = |e: &Expr| e.eval(0).1;
+        let mut state = 12_345u64;
+        let mut byte = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        };
+        let mut shrunk_trees = 0;
+        while shrunk_trees < 6 {
+            let input: Vec<u8> = (0..600).map(|_| byte()).collect();
+            let Ok(tree) = generate(&mut Unstructured::new(&input)) else {
+                continue;
+            };
+            if !bad(&tree) || !(50..=200).contains(&tree.nodes()) {
+                continue;
+            }
+            shrunk_trees += 1;
+            let shrunk = shrink_generated(&input, generate, bad);
+            let value = generate(&mut Unstructured::new(&shrunk)).unwrap();
+            assert_eq!(
+                format!("{value:?}"),
+                "Neg(Neg(Div(Mul(Lit(4), Lit(251)), Neg(Lit(0)))))",
+                "from a tree of {} nodes",
+                tree.nodes()
+            );
+        }
+    }
 }

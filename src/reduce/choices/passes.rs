@@ -551,13 +551,50 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
                     }
                 }
             }
-            if self.try_edits(&edits).is_some() {
+            let repairs: Vec<Unit> = list
+                .iter()
+                .skip(p + 1)
+                .take(REPAIR_REACH)
+                .filter(|q| usable(q))
+                .copied()
+                .collect();
+            if self.try_edits(&edits).is_some() || self.lower_against_ones(&u, v, &repairs) {
                 changed = true;
             } else {
                 p += 1;
             }
         }
         changed
+    }
+
+    /// The smallest value below `v` that unit `u` can take while one of
+    /// `repairs` is all ones, found by binary search (after `v - 1`
+    /// works): a threshold on a product or sum of two draws is met with the
+    /// later one at its maximum, and [`Self::lower_large_values`] lowers
+    /// that one again afterwards. `0`, `1` and `v / 2` with the same repair
+    /// have already failed when this runs, so the search only narrows.
+    fn lower_against_ones(&mut self, u: &Unit, v: u64, repairs: &[Unit]) -> bool {
+        for q in repairs {
+            let edit = |c: u64| {
+                Edit::write(u.start, write_int(c, u.len(), Endian::Little))
+                    .and_write(q.start, vec![255; q.len()])
+            };
+            if v < 2 || !self.test(&edit(v - 1)) {
+                continue;
+            }
+            let (mut bad, mut good) = (0, v - 1);
+            while good - bad > 1 {
+                let middle = bad + (good - bad) / 2;
+                if self.test(&edit(middle)) {
+                    good = middle;
+                } else {
+                    bad = middle;
+                }
+            }
+            self.accept(&edit(good));
+            return true;
+        }
+        false
     }
 
     /// The repair values of [`Self::lower_with_repair`] for unit `q`.

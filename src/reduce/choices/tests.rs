@@ -306,6 +306,41 @@ fn value_is_redistributed_between_draws() {
 }
 
 #[test]
+fn a_product_threshold_is_met_with_the_later_draw_at_its_maximum() {
+    // `a * b > 1000` over two bytes: lowering `a` by one needs `b` raised,
+    // so halving and small repairs alone stop at `(7, 143)`, `(6, 167)` or
+    // `(5, 201)` depending on the start. The minimum is `(4, 251)`.
+    let decode = |c: &[u8]| <(u8, u8)>::arbitrary_take_rest(Unstructured::new(c)).ok();
+    let pred = move |c: &[u8]| decode(c).is_some_and(|(a, b)| u32::from(a) * u32::from(b) > 1000);
+    for start in [[7, 143], [40, 30], [200, 200], [9, 250], [255, 5]] {
+        let mut typed = Typed::new(pred, move |c: &[u8]| Some(format!("{:?}", decode(c)?)));
+        assert_eq!(
+            shrink_choices(&start, &mut typed),
+            [4, 251],
+            "from {start:?}"
+        );
+    }
+    // Two u16 draws, `a * b > 100_000`: the sequence is shortest with `b`
+    // one byte wide (the missing byte reads as zero), so `b` is at most
+    // 255 and the minimum is `(393, 255)`, 3 bytes.
+    let decode = |c: &[u8]| <(u16, u16)>::arbitrary_take_rest(Unstructured::new(c)).ok();
+    let pred =
+        move |c: &[u8]| decode(c).is_some_and(|(a, b)| u32::from(a) * u32::from(b) > 100_000);
+    for (a, b) in [
+        (397u16, 252u16),
+        (4099, 3001),
+        (60_000, 60_000),
+        (12, 65_000),
+    ] {
+        let start = [a.to_le_bytes(), b.to_le_bytes()].concat();
+        let mut typed = Typed::new(pred, move |c: &[u8]| Some(format!("{:?}", decode(c)?)));
+        let shrunk = shrink_choices(&start, &mut typed);
+        assert_eq!(decode(&shrunk), Some((393, 255)), "from {:?}", (a, b));
+        assert_eq!(shrunk.len(), 3);
+    }
+}
+
+#[test]
 fn equal_shaped_draws_are_sorted() {
     let pred = |c: &[u8]| {
         let mut sorted = c.to_vec();
