@@ -9,10 +9,10 @@
 //! decoder reads it (by binary search, then small values and halvings,
 //! since a value used modulo something does not lower monotonically), sort
 //! equal-shaped draws, lower duplicated values together, move value between
-//! nearby draws, and lower a draw while a later one takes a repair value
-//! (two draws that only work together, e.g. a size and an alignment). Where
-//! a draw starts and
-//! ends comes from [`Oracle::spans`] when the oracle can tell (a typed fuzz
+//! nearby draws or lower both, and lower a draw while a later one takes a
+//! repair value (two draws that only work together: a size and an
+//! alignment, a product over a threshold, a checksum). Where a draw starts
+//! and ends comes from [`Oracle::spans`] when the oracle can tell (a typed fuzz
 //! target's driver probes its decoder, see [`probe_spans`]); otherwise every
 //! pass falls back to all offsets and widths 1..=9.
 //!

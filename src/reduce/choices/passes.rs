@@ -506,15 +506,18 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     /// Lowers a draw to 0, 1 or half its value (as a little-endian integer)
     /// while one of the next [`REPAIR_REACH`] draws takes a repair value:
     /// its low byte `0..REPAIR_SMALL` with the other bytes zero, its top
-    /// byte raised (by 1, 2, 4, …, 128, or to 255), or all ones. This gets
-    /// out of a local minimum where a draw can only go down if a later one
-    /// changes with it: a threshold on a sum or product of two draws (a
-    /// smaller size needs a larger alignment), two draws that must agree
-    /// modulo something (an index and the length it is reduced by), a
-    /// format whose variant changes what size overflows. The candidate
-    /// precedes the current sequence whatever the later draw becomes, since
-    /// the earlier draw is smaller. Only with spans (the repair targets
-    /// whole draws).
+    /// byte raised (by 1, 2, 4, …, 128, or to 255), all ones, or a value
+    /// that compensates the change (moved by the same amount either way, or
+    /// XORed with the same bits); draws equal to the lowered one may be
+    /// lowered with it. This gets out of a local minimum where a draw can
+    /// only go down if a later one changes with it: a threshold on a sum or
+    /// product of two draws (a smaller size needs a larger alignment), two
+    /// draws that must agree modulo something (an index and the length it
+    /// is reduced by), a difference or a checksum over draws, a format
+    /// whose variant changes what size overflows. The candidate precedes
+    /// the current sequence whatever the later draw becomes, since the
+    /// earlier draw is smaller. Only with spans (the repair targets whole
+    /// draws).
     pub(super) fn lower_with_repair(&mut self) -> bool {
         let mut changed = false;
         let mut p = 0;
@@ -529,27 +532,11 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
             };
             let usable =
                 |unit: &Unit| unit.kind != SpanKind::Unused && matches!(unit.len(), 1 | 2 | 4 | 8);
-            let v = read_int(&self.current[u.start..u.end], Endian::Little);
+            let bytes_u = &self.current[u.start..u.end];
+            let v = read_int(bytes_u, Endian::Little);
             if !usable(&u) || v == 0 {
                 p += 1;
                 continue;
-            }
-            let mut lowered: Vec<u64> = vec![0, 1, v >> 1];
-            lowered.retain(|&c| c < v);
-            lowered.dedup();
-            let mut edits = Vec::new();
-            for &c in &lowered {
-                for q in list.iter().skip(p + 1).take(REPAIR_REACH) {
-                    if !usable(q) {
-                        continue;
-                    }
-                    for bytes in self.repairs(q) {
-                        edits.push(
-                            Edit::write(u.start, write_int(c, u.len(), Endian::Little))
-                                .and_write(q.start, bytes),
-                        );
-                    }
-                }
             }
             let repairs: Vec<Unit> = list
                 .iter()
@@ -558,6 +545,38 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
                 .filter(|q| usable(q))
                 .copied()
                 .collect();
+            let twins: Vec<Unit> = list
+                .iter()
+                .filter(|t| t.start != u.start && &self.current[t.start..t.end] == bytes_u)
+                .copied()
+                .collect();
+            let mut lowered: Vec<u64> = vec![0, 1, v >> 1];
+            lowered.retain(|&c| c < v);
+            lowered.dedup();
+            let mut edits = Vec::new();
+            for &c in &lowered {
+                let c_bytes = write_int(c, u.len(), Endian::Little);
+                let lower = || Edit::write(u.start, c_bytes.clone());
+                for q in &repairs {
+                    let compensations = self.compensations(q, v, c);
+                    for bytes in self.repairs(q).into_iter().chain(compensations.clone()) {
+                        edits.push(lower().and_write(q.start, bytes));
+                    }
+                    // Equal draws lowered too (a copy of the lowered draw
+                    // kept equal), only with the compensating repairs.
+                    if twins.iter().any(|t| t.start != q.start) {
+                        for bytes in compensations {
+                            let edit = lower().and_write(q.start, bytes);
+                            edits.push(
+                                twins
+                                    .iter()
+                                    .filter(|t| t.start != q.start)
+                                    .fold(edit, |e, t| e.and_write(t.start, c_bytes.clone())),
+                            );
+                        }
+                    }
+                }
+            }
             if self.try_edits(&edits).is_some() || self.lower_against_ones(&u, v, &repairs) {
                 changed = true;
             } else {
@@ -597,7 +616,7 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
         false
     }
 
-    /// The repair values of [`Self::lower_with_repair`] for unit `q`.
+    /// The fixed repair values of [`Self::lower_with_repair`] for unit `q`.
     fn repairs(&self, q: &Unit) -> Vec<Vec<u8>> {
         let current = &self.current[q.start..q.end];
         let mut out: Vec<Vec<u8>> = (0..REPAIR_SMALL)
@@ -618,6 +637,26 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
         out.push(vec![255; q.len()]);
         out.retain(|bytes| bytes != current);
         out.dedup();
+        out
+    }
+
+    /// The repair values of [`Self::lower_with_repair`] for unit `q` that
+    /// compensate a draw going from `v` down to `c`: `q` moved by the same
+    /// amount either way (wrapping), or XORed with the same bits.
+    fn compensations(&self, q: &Unit, v: u64, c: u64) -> Vec<Vec<u8>> {
+        let current = &self.current[q.start..q.end];
+        let value = read_int(current, Endian::Little);
+        let mut out = Vec::new();
+        for compensated in [
+            value.wrapping_sub(v - c),
+            value.wrapping_add(v - c),
+            value ^ v ^ c,
+        ] {
+            let bytes = write_int(compensated & max_int(q.len()), q.len(), Endian::Little);
+            if bytes != current && !out.contains(&bytes) {
+                out.push(bytes);
+            }
+        }
         out
     }
 
@@ -722,10 +761,13 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
         })
     }
 
-    /// Moves value from a draw to one of the next [`NEARBY`] draws of the
-    /// same width (as little-endian integers): the earlier one decreases by
-    /// `d`, the later one increases by `d`. Tries moving everything that
-    /// fits and moving 1, then grows a working move (`find_integer`).
+    /// Changes a draw and one of the next [`NEARBY`] draws by the same
+    /// amount `d` (as little-endian integers): the earlier one always goes
+    /// down; the later one goes up (*redistribute*, same width only: value
+    /// moves between them, e.g. a sum is kept) or down too (*lower
+    /// together*, Hypothesis's `lower_integers_together`: a difference is
+    /// kept). Tries the largest `d` that fits and `d = 1`, then grows a
+    /// working change (`find_integer`).
     pub(super) fn redistribute(&mut self) -> bool {
         let value =
             |s: &Self, unit: &Unit| read_int(&s.current[unit.start..unit.end], Endian::Little);
@@ -741,23 +783,30 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
                     return;
                 }
                 for (q, &v) in list.iter().enumerate().take(p + 1 + NEARBY).skip(p + 1) {
-                    if v.len() != u.len() || !usable(units.typed, &v) {
+                    if !usable(units.typed, &v) {
                         continue;
                     }
                     let b = value(s, &v);
-                    let d_max = a.min(max_int(u.len()) - b);
-                    let mut moves = vec![d_max];
-                    if d_max > 1 {
-                        moves.push(1);
-                    }
-                    for d in moves.into_iter().filter(|&d| d > 0) {
-                        out.push((pair_edit(&u, a - d, &v, b + d), (p, q, a, b, d, d_max)));
+                    for together in [false, true] {
+                        let d_max = match together {
+                            false if v.len() == u.len() => a.min(max_int(u.len()) - b),
+                            false => 0,
+                            true => a.min(b),
+                        };
+                        let mut moves = vec![d_max];
+                        if d_max > 1 {
+                            moves.push(1);
+                        }
+                        for d in moves.into_iter().filter(|&d| d > 0) {
+                            let key = (p, q, a, b, d, d_max, together);
+                            out.push((pair_edit(&u, a - d, &v, b, d, together), key));
+                        }
                     }
                 }
             },
-            |s, units, (p, q, a, b, d, d_max)| {
+            |s, units, (p, q, a, b, d, d_max, together)| {
                 let (u, v) = (units.list[p], units.list[q]);
-                let moved = |d: usize| pair_edit(&u, a - d as u64, &v, b + d as u64);
+                let moved = |d: usize| pair_edit(&u, a - d as u64, &v, b, d as u64, together);
                 let d = if d == 1 && d_max > 1 {
                     s.find_integer(as_usize(d_max), |s, d| s.test(&moved(d)))
                 } else {
@@ -770,8 +819,10 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     }
 }
 
-/// Sets unit `u` to `a` and unit `v` to `b` (little-endian).
-fn pair_edit(u: &Unit, a: u64, v: &Unit, b: u64) -> Edit {
+/// Sets unit `u` to `a` and unit `v` to `b` lowered (`together`) or raised
+/// by `d` (little-endian).
+fn pair_edit(u: &Unit, a: u64, v: &Unit, b: u64, d: u64, together: bool) -> Edit {
+    let b = if together { b - d } else { b + d };
     Edit::write(u.start, write_int(a, u.len(), Endian::Little))
         .and_write(v.start, write_int(b, v.len(), Endian::Little))
 }

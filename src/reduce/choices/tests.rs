@@ -341,6 +341,45 @@ fn a_product_threshold_is_met_with_the_later_draw_at_its_maximum() {
 }
 
 #[test]
+fn a_checksum_or_a_difference_follows_the_lowered_draw() {
+    let decode = |c: &[u8]| <(u8, u8, u8)>::arbitrary_take_rest(Unstructured::new(c)).ok();
+    let render = move |c: &[u8]| Some(format!("{:?}", decode(c)?));
+    // A checksum: `b` must be `a ^ 0x5a`. Lowering `a` alone breaks it.
+    let pred = move |c: &[u8]| decode(c).is_some_and(|(a, b, _)| a ^ b == 0x5a);
+    for start in [[11, 81], [63, 101], [200, 146]] {
+        let mut typed = Typed::new(pred, render);
+        assert_eq!(shrink_choices(&start, &mut typed), [0x5a], "from {start:?}");
+    }
+    // A difference and a copy: `a - b == 17` (wrapping) and `c == a`, so
+    // all three draws move together; the minimum is `(1, 240, 1)`.
+    let pred = move |c: &[u8]| {
+        decode(c).is_some_and(|(a, b, c)| a > 0 && a.wrapping_sub(b) == 17 && c == a)
+    };
+    for start in [[100, 83, 100], [18, 1, 18], [253, 236, 253]] {
+        let mut typed = Typed::new(pred, render);
+        assert_eq!(
+            shrink_choices(&start, &mut typed),
+            [1, 240, 1],
+            "from {start:?}"
+        );
+    }
+    // Draws of different widths lowered together: `a - b == 300` over
+    // `(u16, u8)` is shortest as `(300, 0)`, `b` left out.
+    let decode = |c: &[u8]| <(u16, u8)>::arbitrary_take_rest(Unstructured::new(c)).ok();
+    let pred = move |c: &[u8]| decode(c).is_some_and(|(a, b)| a.wrapping_sub(b.into()) == 300);
+    for (a, b) in [(339u16, 39u8), (535, 235), (401, 101)] {
+        let start = [&a.to_le_bytes()[..], &[b]].concat();
+        let mut typed = Typed::new(pred, move |c: &[u8]| Some(format!("{:?}", decode(c)?)));
+        assert_eq!(
+            shrink_choices(&start, &mut typed),
+            300u16.to_le_bytes(),
+            "from {:?}",
+            (a, b)
+        );
+    }
+}
+
+#[test]
 fn equal_shaped_draws_are_sorted() {
     let pred = |c: &[u8]| {
         let mut sorted = c.to_vec();
