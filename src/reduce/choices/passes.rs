@@ -577,6 +577,18 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
                     }
                 }
             }
+            // A later draw XORed into this one cancelled out: this one
+            // loses its bits and the later one becomes zero (lowering both
+            // by the later one's value is `redistribute`'s).
+            for q in &repairs {
+                let c = v ^ read_int(&self.current[q.start..q.end], Endian::Little);
+                if c < v {
+                    edits.push(
+                        Edit::write(u.start, write_int(c, u.len(), Endian::Little))
+                            .and_write(q.start, vec![0; q.len()]),
+                    );
+                }
+            }
             if self.try_edits(&edits).is_some() || self.lower_against_ones(&u, v, &repairs) {
                 changed = true;
             } else {
