@@ -107,9 +107,11 @@ where
 
 type Triple = (u8, u8, u8);
 type Wide = (u16, u8);
+/// A named relation over `T`.
+type Relation<'n, T> = (&'n str, Box<dyn Fn(&T) -> bool>);
 
 fn main() {
-    let triples: Vec<(&str, Box<dyn Fn(&Triple) -> bool>)> = vec![
+    let triples: Vec<Relation<Triple>> = vec![
         (
             "a + b > 300",
             Box::new(|&(a, b, _)| u32::from(a) + u32::from(b) > 300),
@@ -152,7 +154,7 @@ fn main() {
             Box::new(|&(a, b, _)| a.count_ones() + b.count_ones() >= 12),
         ),
     ];
-    let wides: Vec<(&str, Box<dyn Fn(&Wide) -> bool>)> = vec![
+    let wides: Vec<Relation<Wide>> = vec![
         (
             "a > 5000 && b > a % 200",
             Box::new(|&(a, b)| a > 5000 && u16::from(b) > a % 200),
