@@ -654,7 +654,8 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
 
     /// The repair values of [`Self::lower_with_repair`] for unit `q` that
     /// compensate a draw going from `v` down to `c`: `q` moved by the same
-    /// amount either way (wrapping), or XORed with the same bits.
+    /// amount either way (wrapping), XORed with the same bits, or scaled by
+    /// the same ratio (a count kept in proportion to a size).
     fn compensations(&self, q: &Unit, v: u64, c: u64) -> Vec<Vec<u8>> {
         let current = &self.current[q.start..q.end];
         let value = read_int(current, Endian::Little);
@@ -663,6 +664,7 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
             value.wrapping_sub(v - c),
             value.wrapping_add(v - c),
             value ^ v ^ c,
+            (u128::from(value) * u128::from(c) / u128::from(v)) as u64,
         ] {
             let bytes = write_int(compensated & max_int(q.len()), q.len(), Endian::Little);
             if bytes != current && !out.contains(&bytes) {

@@ -377,6 +377,15 @@ fn a_checksum_or_a_difference_follows_the_lowered_draw() {
             (a, b)
         );
     }
+    // A count kept in proportion to a size: `a / 256 == b`, `b > 10`.
+    // Halving `a` needs `b` halved too; one step at a time would take a
+    // round per unit of `b`.
+    let pred = move |c: &[u8]| decode(c).is_some_and(|(a, b)| a / 256 == u16::from(b) && b > 10);
+    let mut typed = Typed::new(pred, move |c: &[u8]| Some(format!("{:?}", decode(c)?)));
+    let start = [&51_200u16.to_le_bytes()[..], &[200]].concat();
+    let shrunk = shrink_choices(&start, &mut typed);
+    assert_eq!(decode(&shrunk), Some((2816, 11)));
+    assert!(typed.tests < 1500, "{} tests", typed.tests);
 }
 
 #[test]
