@@ -13,7 +13,7 @@
 //! values). Rows that miss are known limits, not failures: the README
 //! lists why.
 //!
-//! Run with `cargo bench --bench relations` (about half a minute).
+//! Run with `cargo bench --bench relations` (about a minute).
 
 use arbitrary::{Arbitrary, Unstructured};
 use reduce_crash::reduce::shrink_generated;
