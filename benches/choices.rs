@@ -28,6 +28,7 @@
 
 mod common;
 
+use reduce_crash::rng::Rng;
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -147,30 +148,6 @@ const MIRRORS: &[&str] = &[
     "typed_bcn",
     "typed_patch",
 ];
-
-/// splitmix64 seeded by FNV-1a of a name: the generator of
-/// `tests/common/mod.rs` (`Rng::from_name`, `below`, `byte`).
-struct Rng(u64);
-
-impl Rng {
-    fn from_name(name: &str) -> Rng {
-        Rng(name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        }))
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-}
 
 /// The artifact of `seed`: as `blob` in `tests/typed.rs`.
 fn blob(target: &str, seed: u64) -> Vec<u8> {

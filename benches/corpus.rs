@@ -153,7 +153,7 @@ fn cmin_comparison(root: &Path, scratch: &Path) {
     for &(name, n, seed) in CORPORA {
         let original = fuzz.join("corpus").join(format!("{name}-original"));
         fresh_dir(&original);
-        let mut rng = Rng(seed);
+        let mut rng = Rng::from_state(seed);
         for i in 0..n {
             fs::write(
                 original.join(format!("seed-{i:03}")),

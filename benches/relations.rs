@@ -22,22 +22,12 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use reduce_crash::reduce::shrink_generated;
+use reduce_crash::rng::Rng;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
 /// Random starting points per relation.
 const STARTS: usize = 40;
-
-struct Xorshift(u64);
-
-impl Xorshift {
-    fn byte(&mut self) -> u8 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 24) as u8
-    }
-}
 
 fn decode<T: for<'a> Arbitrary<'a>>(bytes: &[u8]) -> T {
     T::arbitrary(&mut Unstructured::new(bytes)).expect("fixed-size tuples always decode")
@@ -73,7 +63,7 @@ where
         println!("| `{ty}` | `{name}` | none within 3 bytes | | | |");
         return true;
     };
-    let mut rng = Xorshift(99);
+    let mut rng = Rng::from_state(99);
     let (mut reached, mut evaluations, mut starts) = (0, 0u64, 0);
     let mut left: BTreeMap<String, usize> = BTreeMap::new();
     let mut attempts = 0;
@@ -167,7 +157,7 @@ fn execute(ops: &[Op]) -> (Vec<i64>, [i64; 4]) {
 fn program_row(name: &str, pred: &dyn Fn(&[Op]) -> bool) {
     const PROGRAMS: usize = 30;
     let generate = |u: &mut Unstructured| Vec::<Op>::arbitrary(u);
-    let mut rng = Xorshift(7);
+    let mut rng = Rng::from_state(7);
     let (mut starts, mut attempts, mut evaluations) = (0, 0, 0u64);
     let mut results: BTreeMap<(usize, String), usize> = BTreeMap::new();
     while starts < PROGRAMS && attempts < 100_000 {

@@ -18,6 +18,7 @@
 
 mod common;
 
+use reduce_crash::rng::Rng;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -104,30 +105,13 @@ const MARKERS: &[&[u8]] = &[
 /// Lowercase letters, `0-3`, space and `,.:` (no `;`: `KEY=;` needs it).
 const NOISE: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123 ,.:";
 
-/// SplitMix64: a tiny deterministic PRNG.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 fn count(data: &[u8], needle: &[u8]) -> usize {
     data.windows(needle.len()).filter(|w| *w == needle).count()
 }
 
 /// `len` bytes: noise with `trigger` at a seeded random position.
 fn artifact(trigger: &[u8], len: usize, seed: u64) -> Vec<u8> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::from_state(seed);
     let noise_len = len - trigger.len();
     let mut data: Vec<u8> = (0..noise_len)
         .map(|_| NOISE[rng.below(NOISE.len())])

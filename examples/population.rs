@@ -22,28 +22,12 @@
 
 use reduce_crash::coverage::Features;
 use reduce_crash::outcome::Outcome;
+use reduce_crash::rng::Rng;
 use reduce_crash::shrink::Shrinker;
 use reduce_crash::target::{RunningTarget, TargetOptions};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-/// splitmix64: small, seedable, good enough to pick mutations.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// The book's three mutators: delete, insert or flip a random byte.
 fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
@@ -94,7 +78,7 @@ impl Campaign {
 }
 
 fn fuzz(target: &mut RunningTarget, seeds: &[Vec<u8>], mutants: u64, reduce: bool) -> Campaign {
-    let mut rng = Rng(0x5eed);
+    let mut rng = Rng::from_state(0x5eed);
     let mut population: Vec<Vec<u8>> = Vec::new();
     let mut seen = Features::new();
     let mut crashes: HashSet<String> = HashSet::new();

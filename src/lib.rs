@@ -38,6 +38,7 @@ pub mod output;
 pub mod project;
 pub mod reduce;
 pub mod report;
+pub mod rng;
 pub mod session;
 pub mod shrink;
 pub mod target;

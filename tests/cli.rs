@@ -984,7 +984,7 @@ fn second_run_reuses_the_driver_and_overwrites_atomically() {
 
 #[test]
 fn noise_never_forms_a_trigger() {
-    let mut rng = Rng::new(7);
+    let mut rng = Rng::from_state(7);
     for _ in 0..50 {
         let n = noise(&mut rng, 4096);
         assert!(n.iter().all(|b| NOISE_ALPHABET.contains(b)));

@@ -34,7 +34,7 @@ fn write_corpus(dir: &Path, seed: &str, n: usize) -> Vec<(PathBuf, Vec<u8>)> {
         std::fs::remove_dir_all(dir).unwrap();
     }
     std::fs::create_dir_all(dir).unwrap();
-    let mut rng = ini::Rng(Rng::from_name(seed).next_u64());
+    let mut rng = Rng::from_state(Rng::from_name(seed).next_u64());
     (0..n)
         .map(|i| {
             let bytes = ini::ini_document(&mut rng);

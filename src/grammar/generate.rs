@@ -23,29 +23,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::{Grammar, Term, Tree};
 
-/// A small deterministic PRNG (SplitMix64), good enough for generation.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed ^ 0x2545_f491_4f6c_dd1d)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
-        assert!(n > 0, "Rng::below(0)");
-        (self.next_u64() % n as u64) as usize
-    }
-}
+pub use crate::rng::Rng;
 
 /// Size bounds of [`generate`] (the Fuzzing Book's `GrammarFuzzer`
 /// parameters, plus a depth bound and an expansion cap).

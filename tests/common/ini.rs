@@ -4,18 +4,7 @@
 //! crashes. Shared by `tests/corpus.rs` and `benches/corpus.rs`
 //! (`#[path]`-included there).
 
-/// splitmix64.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) % n as u64) as usize
-    }
-}
+pub use reduce_crash::rng::Rng;
 
 /// An INI-like document; never an unterminated quote (the example's bug).
 pub fn ini_document(rng: &mut Rng) -> Vec<u8> {

@@ -171,40 +171,7 @@ pub fn stray_temporaries(dir: &Path) -> Vec<String> {
 
 // ------------------------------------------------------------------ noise
 
-/// splitmix64: tiny, seeded, deterministic.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    /// Seeded from a name (FNV-1a), so every test has its own stable stream.
-    pub fn from_name(name: &str) -> Rng {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in name.bytes() {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        Rng(h)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-
-    pub fn byte(&mut self) -> u8 {
-        self.next_u64() as u8
-    }
-}
+pub use reduce_crash::rng::Rng;
 
 /// Noise bytes: lowercase letters, digits 0–3, space and punctuation that no
 /// trigger uses (triggers use uppercase letters, `=`, `;`, `[`, `@`, `!`,

@@ -577,16 +577,23 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
                     }
                 }
             }
-            // A later draw XORed into this one cancelled out: this one
-            // loses its bits and the later one becomes zero (lowering both
-            // by the later one's value is `redistribute`'s).
+            // A later draw absorbed into this one (XORed, added or
+            // subtracted), so that the later one can be zero or go: zeroed
+            // when this one goes down (lowering both by the later one's
+            // value is `redistribute`'s), deleted whatever this one becomes
+            // (the sequence gets shorter).
             for q in &repairs {
-                let c = v ^ read_int(&self.current[q.start..q.end], Endian::Little);
-                if c < v {
-                    edits.push(
-                        Edit::write(u.start, write_int(c, u.len(), Endian::Little))
-                            .and_write(q.start, vec![0; q.len()]),
-                    );
+                let w = read_int(&self.current[q.start..q.end], Endian::Little);
+                let absorbed = [Some(v ^ w), v.checked_add(w), v.checked_sub(w)];
+                for c in absorbed.into_iter().flatten() {
+                    if c == v || c > max_int(u.len()) {
+                        continue;
+                    }
+                    let write = Edit::write(u.start, write_int(c, u.len(), Endian::Little));
+                    if c < v {
+                        edits.push(write.clone().and_write(q.start, vec![0; q.len()]));
+                    }
+                    edits.push(write.and_delete(q.start, q.end));
                 }
             }
             if self.try_edits(&edits).is_some() || self.lower_against_ones(&u, v, &repairs) {
