@@ -11,7 +11,10 @@
 //! equal-shaped draws, lower duplicated values together, move value between
 //! nearby draws or lower both, and lower a draw while a later one takes a
 //! repair value (two draws that only work together: a size and an
-//! alignment, a product over a threshold, a checksum). Where a draw starts
+//! alignment, a product over a threshold, a checksum). Once those have
+//! nothing left, one costlier pass (`reshape.rs`) changes an enum variant
+//! (shortening its payload) while a nearby value goes up: a structure
+//! change and a value change that only work together. Where a draw starts
 //! and ends comes from [`Oracle::spans`] when the oracle can tell (a typed fuzz
 //! target's driver probes its decoder, see [`probe_spans`]); otherwise every
 //! pass falls back to all offsets and widths 1..=9.
@@ -48,6 +51,7 @@ mod edit;
 mod passes;
 mod present;
 mod probe;
+mod reshape;
 #[cfg(test)]
 mod tests;
 
@@ -230,7 +234,11 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
             }
             let minimal = super::ddmin(&self.current, &mut *self.oracle);
             self.replace(minimal);
-            if self.version == before || self.exhausted() {
+            if self.exhausted() {
+                return;
+            }
+            // The costly pass only once the others have nothing left.
+            if self.version == before && !self.shorter_variant() {
                 break;
             }
         }

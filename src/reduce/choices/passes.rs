@@ -109,7 +109,7 @@ pub(crate) enum Endian {
     Big,
 }
 
-fn read_int(bytes: &[u8], endian: Endian) -> u64 {
+pub(super) fn read_int(bytes: &[u8], endian: Endian) -> u64 {
     let fold = |acc: u64, &b: &u8| (acc << 8) | u64::from(b);
     match endian {
         Endian::Little => bytes.iter().rev().fold(0, fold),
@@ -117,7 +117,7 @@ fn read_int(bytes: &[u8], endian: Endian) -> u64 {
     }
 }
 
-fn write_int(value: u64, width: usize, endian: Endian) -> Vec<u8> {
+pub(super) fn write_int(value: u64, width: usize, endian: Endian) -> Vec<u8> {
     let le = value.to_le_bytes();
     let mut bytes = le[..width].to_vec();
     if endian == Endian::Big {
@@ -126,7 +126,7 @@ fn write_int(value: u64, width: usize, endian: Endian) -> Vec<u8> {
     bytes
 }
 
-fn max_int(width: usize) -> u64 {
+pub(super) fn max_int(width: usize) -> u64 {
     if width >= 8 {
         u64::MAX
     } else {
@@ -509,7 +509,9 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     /// byte raised (by 1, 2, 4, …, 128, or to 255), all ones, or a value
     /// that compensates the change (moved by the same amount either way, or
     /// XORed with the same bits); draws equal to the lowered one may be
-    /// lowered with it. This gets out of a local minimum where a draw can
+    /// lowered with it; or, so that a later draw can be zeroed or dropped,
+    /// this one absorbs it (XOR, sum, difference) or is rounded to a
+    /// multiple of 256, 65536, …. This gets out of a local minimum where a draw can
     /// only go down if a later one changes with it: a threshold on a sum or
     /// product of two draws (a smaller size needs a larger alignment), two
     /// draws that must agree modulo something (an index and the length it
@@ -582,10 +584,17 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
             // when this one goes down (lowering both by the later one's
             // value is `redistribute`'s), deleted whatever this one becomes
             // (the sequence gets shorter).
+            // Or this one rounded to a multiple of 256, 65536, … (up when the
+            // later one goes, since that shortens the sequence): a later draw
+            // that must equal this one modulo a power of two is then zero.
             for q in &repairs {
                 let w = read_int(&self.current[q.start..q.end], Endian::Little);
                 let absorbed = [Some(v ^ w), v.checked_add(w), v.checked_sub(w)];
-                for c in absorbed.into_iter().flatten() {
+                let rounded = (1..u.len()).flat_map(|k| {
+                    let unit = 1u64 << (8 * k);
+                    [Some(v - v % unit), (v - v % unit).checked_add(unit)]
+                });
+                for c in absorbed.into_iter().chain(rounded).flatten() {
                     if c == v || c > max_int(u.len()) {
                         continue;
                     }

@@ -384,6 +384,13 @@ fn a_checksum_or_a_difference_follows_the_lowered_draw() {
     let mut typed = Typed::new(pred, move |c: &[u8]| Some(format!("{:?}", decode(c)?)));
     let start = [&4640u16.to_le_bytes()[..], &[20]].concat();
     assert_eq!(shrink_choices(&start, &mut typed), 0x1234u16.to_le_bytes());
+    // Rounded up to a multiple of 256 so that a later draw equal to it
+    // modulo 256 can go: `a % 256 == b && a > 1000` from `(1001, 233)` is
+    // `(1024, 0)`, `b` left out (`a` goes up, its low byte down).
+    let pred = move |c: &[u8]| decode(c).is_some_and(|(a, b)| a % 256 == u16::from(b) && a > 1000);
+    let mut typed = Typed::new(pred, move |c: &[u8]| Some(format!("{:?}", decode(c)?)));
+    let start = [&1001u16.to_le_bytes()[..], &[233]].concat();
+    assert_eq!(shrink_choices(&start, &mut typed), 1024u16.to_le_bytes());
     // A count kept in proportion to a size: `a / 256 == b`, `b > 10`.
     // Halving `a` needs `b` halved too; one step at a time would take a
     // round per unit of `b` (43,259 tests from this start).
@@ -393,6 +400,51 @@ fn a_checksum_or_a_difference_follows_the_lowered_draw() {
     let shrunk = shrink_choices(&start, &mut typed);
     assert_eq!(decode(&shrunk), Some((2816, 11)));
     assert!(typed.tests < 3000, "{} tests", typed.tests);
+}
+
+#[test]
+fn a_variant_changes_while_a_nearby_draw_goes_up() {
+    // "The top of the stack exceeds 1000": `[Push(4), Push(251), Mul]` is
+    // stuck for one-at-a-time edits (`Dup` for `Push(251)` needs `Push(4)`
+    // raised to 32, raising alone is not smaller); `[Push(32), Dup, Mul]`
+    // is one byte shorter.
+    #[derive(Arbitrary, Debug, Clone, Copy, PartialEq)]
+    enum Calc {
+        Push(u8),
+        Dup,
+        Mul,
+    }
+    fn top(ops: &[Calc]) -> u32 {
+        let mut stack: Vec<u32> = Vec::new();
+        for op in ops {
+            match op {
+                Calc::Push(v) => stack.push(u32::from(*v)),
+                Calc::Dup => stack.extend(stack.last().copied()),
+                Calc::Mul if stack.len() >= 2 => {
+                    let (b, a) = (stack.pop().unwrap(), stack.pop().unwrap());
+                    stack.push(a.saturating_mul(b));
+                }
+                Calc::Mul => {}
+            }
+        }
+        stack.last().copied().unwrap_or(0)
+    }
+    // A continuation byte, a 4-byte variant (decided by its top byte), the
+    // payload; the low bytes of each variant are fuzzer noise.
+    let element = |tag: u8, payload: &[u8]| [&[1, 0x17, 0x2a, 0x05, tag], payload].concat();
+    let decode = |c: &[u8]| Vec::<Calc>::arbitrary_take_rest(Unstructured::new(c)).ok();
+    let pred = move |c: &[u8]| decode(c).is_some_and(|ops| top(&ops) > 1000);
+    for (a, b) in [(4u8, 251u8), (5, 201), (9, 112)] {
+        let start = [element(0, &[a]), element(0, &[b]), element(0xc0, &[])].concat();
+        assert_eq!(top(&decode(&start).unwrap()), u32::from(a) * u32::from(b));
+        let mut typed = Typed::new(pred, move |c: &[u8]| Some(format!("{:?}", decode(c)?)));
+        let shrunk = shrink_choices(&start, &mut typed);
+        assert_eq!(
+            decode(&shrunk),
+            Some(vec![Calc::Push(32), Calc::Dup, Calc::Mul]),
+            "from ({a}, {b})"
+        );
+    }
 }
 
 #[test]
