@@ -238,7 +238,7 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
                 return;
             }
             // The costly pass only once the others have nothing left.
-            if self.version == before && !self.shorter_variant() {
+            if self.version == before && !(self.shorter_variant() | self.shorter_tail()) {
                 break;
             }
         }

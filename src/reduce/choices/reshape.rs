@@ -18,12 +18,16 @@
 //! here). Which top-byte values give different variants is found by
 //! rendering ([`Oracle::render`], the value's `Debug` form; no oracle test),
 //! so each variant is tried once. Without a rendering the pass does nothing.
+//! A second pass does the same for the end of the sequence: the last 1..=
+//! [`MAX_RUN`] bytes cut while a leaf draw before them goes up (the cut
+//! part may leave a zero-filled element, e.g. `Dup` cut to a `Push(0)`).
 //!
-//! It costs (variants × deletions × nearby draws) tests per variant draw,
-//! so the shrinker runs it only once the other passes have nothing left.
+//! They cost (variants × deletions × nearby draws) tests per variant draw
+//! and (cuts × nearby draws) per round, so the shrinker runs them only once
+//! the other passes have nothing left.
 
 use super::edit::Edit;
-use super::passes::{max_int, read_int, write_int, Endian};
+use super::passes::{max_int, read_int, write_int, Endian, MAX_RUN};
 use super::{Shrinker, Unit};
 use crate::oracle::{Oracle, SpanKind};
 use std::collections::HashSet;
@@ -106,58 +110,106 @@ impl<O: Oracle<u8> + ?Sized> Shrinker<'_, O> {
                 changed = true;
                 continue;
             }
-            let before = list[..p].iter().rev().filter(|u| repairable(u)).take(REACH);
-            let after = list[p + 1 + payload..]
-                .iter()
-                .filter(|u| repairable(u))
-                .take(REACH);
+            let before = list[..p].iter().rev().filter(|u| repairable(u));
+            let after = list[p + 1 + payload..].iter().filter(|u| repairable(u));
             let repairs: Vec<Unit> = before
-                .chain(after)
-                .filter(|r| {
-                    read_int(&self.current[r.start..r.end], Endian::Little) < max_int(r.len())
-                })
+                .take(REACH)
+                .chain(after.take(REACH))
                 .copied()
                 .collect();
-            let mut edits = Vec::new();
-            let mut pairs = Vec::new();
-            for shape in &shapes {
-                for r in &repairs {
-                    edits.push(shape.clone().and_write(r.start, vec![u8::MAX; r.len()]));
-                    pairs.push((shape.clone(), *r));
-                }
-            }
-            let Some(k) = self.first_success(&edits) else {
-                index += 1;
-                continue;
-            };
-            let (shape, r) = pairs.swap_remove(k);
-            let at = |c: u64| {
-                shape
-                    .clone()
-                    .and_write(r.start, write_int(c, r.len(), Endian::Little))
-            };
-            // The smallest value that works, assuming larger ones keep
-            // working (a threshold): the maximum does.
-            let (mut bad, mut good) = (None, max_int(r.len()));
-            if self.test(&at(0)) {
-                good = 0;
+            if self.with_raised_draw(&shapes, &repairs) {
+                changed = true;
             } else {
-                bad = Some(0);
+                index += 1;
             }
-            while let Some(low) = bad {
-                if good - low <= 1 {
+        }
+        changed
+    }
+
+    /// Cuts the last 1..=[`MAX_RUN`] bytes while one of the [`REACH`] leaf
+    /// draws before the cut goes up: `[Push(121), Dup, Dup, Dup, Dup]`
+    /// (the sum of the stack over 600) loses its last `Dup` but for its
+    /// continuation byte, so it ends in a zero-filled `Push(0)`, only if
+    /// `121` becomes `151`. Cutting alone is the `truncate` pass's.
+    /// Returns whether it changed the current sequence.
+    pub(super) fn shorter_tail(&mut self) -> bool {
+        let mut changed = false;
+        while !self.exhausted() {
+            let units = self.units();
+            if !units.typed {
+                break;
+            }
+            let len = self.current.len();
+            let mut progress = false;
+            for cut in 1..=MAX_RUN.min(len) {
+                let from = len - cut;
+                let repairs: Vec<Unit> = units
+                    .list
+                    .iter()
+                    .rev()
+                    .filter(|u| u.end <= from && repairable(u))
+                    .take(REACH)
+                    .copied()
+                    .collect();
+                if self.with_raised_draw(&[Edit::delete(from, len)], &repairs) {
+                    progress = true;
                     break;
                 }
-                let middle = low + (good - low) / 2;
-                if self.test(&at(middle)) {
-                    good = middle;
-                } else {
-                    bad = Some(middle);
-                }
             }
-            self.accept(&at(good));
+            if !progress {
+                break;
+            }
             changed = true;
         }
         changed
+    }
+
+    /// Tries each of `shapes` (shorter sequences) with one of `repairs` at
+    /// its maximum; the first that works is accepted with the repair draw
+    /// lowered again by binary search to the smallest value that works
+    /// (assuming larger ones keep working, a threshold). Returns whether one
+    /// worked.
+    fn with_raised_draw(&mut self, shapes: &[Edit], repairs: &[Unit]) -> bool {
+        let repairs: Vec<Unit> = repairs
+            .iter()
+            .filter(|r| read_int(&self.current[r.start..r.end], Endian::Little) < max_int(r.len()))
+            .copied()
+            .collect();
+        let mut edits = Vec::new();
+        let mut pairs = Vec::new();
+        for shape in shapes {
+            for r in &repairs {
+                edits.push(shape.clone().and_write(r.start, vec![u8::MAX; r.len()]));
+                pairs.push((shape, *r));
+            }
+        }
+        let Some(k) = self.first_success(&edits) else {
+            return false;
+        };
+        let (shape, r) = pairs.swap_remove(k);
+        let at = |c: u64| {
+            shape
+                .clone()
+                .and_write(r.start, write_int(c, r.len(), Endian::Little))
+        };
+        let (mut bad, mut good) = (None, max_int(r.len()));
+        if self.test(&at(0)) {
+            good = 0;
+        } else {
+            bad = Some(0);
+        }
+        while let Some(low) = bad {
+            if good - low <= 1 {
+                break;
+            }
+            let middle = low + (good - low) / 2;
+            if self.test(&at(middle)) {
+                good = middle;
+            } else {
+                bad = Some(middle);
+            }
+        }
+        self.accept(&at(good));
+        true
     }
 }

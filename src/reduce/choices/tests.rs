@@ -403,7 +403,7 @@ fn a_checksum_or_a_difference_follows_the_lowered_draw() {
 }
 
 #[test]
-fn a_variant_changes_while_a_nearby_draw_goes_up() {
+fn the_structure_changes_while_a_nearby_draw_goes_up() {
     // "The top of the stack exceeds 1000": `[Push(4), Push(251), Mul]` is
     // stuck for one-at-a-time edits (`Dup` for `Push(251)` needs `Push(4)`
     // raised to 32, raising alone is not smaller); `[Push(32), Dup, Mul]`
@@ -414,7 +414,7 @@ fn a_variant_changes_while_a_nearby_draw_goes_up() {
         Dup,
         Mul,
     }
-    fn top(ops: &[Calc]) -> u32 {
+    fn run(ops: &[Calc]) -> Vec<u32> {
         let mut stack: Vec<u32> = Vec::new();
         for op in ops {
             match op {
@@ -427,8 +427,9 @@ fn a_variant_changes_while_a_nearby_draw_goes_up() {
                 Calc::Mul => {}
             }
         }
-        stack.last().copied().unwrap_or(0)
+        stack
     }
+    let top = |ops: &[Calc]| run(ops).last().copied().unwrap_or(0);
     // A continuation byte, a 4-byte variant (decided by its top byte), the
     // payload; the low bytes of each variant are fuzzer noise.
     let element = |tag: u8, payload: &[u8]| [&[1, 0x17, 0x2a, 0x05, tag], payload].concat();
@@ -445,6 +446,30 @@ fn a_variant_changes_while_a_nearby_draw_goes_up() {
             "from ({a}, {b})"
         );
     }
+    // Five values summing to over 600: `[Push(121), Dup, Dup, Dup, Dup]`
+    // is stuck the same way; cutting the last `Dup` but for its
+    // continuation byte leaves a zero-filled `Push(0)` (4 bytes shorter),
+    // which works only with `121` raised to `151`.
+    let pred = move |c: &[u8]| {
+        decode(c).is_some_and(|ops| {
+            let stack = run(&ops);
+            stack.len() == 5 && stack.iter().sum::<u32>() > 600
+        })
+    };
+    let dup = || element(0x60, &[]);
+    let start = [element(0, &[121]), dup(), dup(), dup(), dup()].concat();
+    let mut typed = Typed::new(pred, move |c: &[u8]| Some(format!("{:?}", decode(c)?)));
+    let shrunk = shrink_choices(&start, &mut typed);
+    assert_eq!(
+        decode(&shrunk),
+        Some(vec![
+            Calc::Push(151),
+            Calc::Dup,
+            Calc::Dup,
+            Calc::Dup,
+            Calc::Push(0)
+        ])
+    );
 }
 
 #[test]
