@@ -77,6 +77,16 @@ impl Edit {
         self
     }
 
+    /// The writes, in order: `(position, bytes)`.
+    pub(crate) fn writes(&self) -> &[(usize, Vec<u8>)] {
+        &self.writes
+    }
+
+    /// The range deleted, if any.
+    pub(crate) fn deletion(&self) -> Option<(usize, usize)> {
+        self.delete
+    }
+
     /// The tail adjustment.
     pub(crate) fn tail(&self) -> Tail {
         self.tail

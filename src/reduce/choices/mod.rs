@@ -340,9 +340,65 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
         let mut next = Vec::with_capacity(self.current.len());
         let valid = edit.apply(&self.current, &mut next);
         assert!(valid && self.precedes(&next));
+        let carried = self.units_kept_by(edit);
         self.visited.insert(self.hasher.hash_one(&next));
         self.current = next;
         self.version += 1;
+        if let Some(units) = carried {
+            self.units = Some((self.version, units));
+        }
+    }
+
+    /// The current units, if they still describe the sequence after `edit`
+    /// without probing again: the edit only overwrites bytes of leaf units
+    /// (a value changed where flipping bytes changed only that value), and
+    /// deletes whole units if anything (an element, a run of draws, the
+    /// tail), without a tail-stored length to adjust. Probing costs a few
+    /// decodes per byte, so this saves probing on long inputs. A value that
+    /// does change the structure at its new value (rare: probing tried two
+    /// others) leaves the units stale until the next structural edit; they
+    /// only aim candidates, every candidate is still tested.
+    fn units_kept_by(&self, edit: &Edit) -> Option<Rc<Units>> {
+        let (version, units) = self.units.as_ref()?;
+        if *version != self.version || !units.typed || edit.tail() != edit::Tail::Keep {
+            return None;
+        }
+        let in_leaves = |at: usize, len: usize| {
+            let first = units.list.partition_point(|u| u.end <= at);
+            units.list[first..]
+                .iter()
+                .take_while(|u| u.start < at + len)
+                .all(|u| u.kind == SpanKind::Leaf)
+        };
+        if !edit
+            .writes()
+            .iter()
+            .all(|(at, bytes)| in_leaves(*at, bytes.len()))
+        {
+            return None;
+        }
+        let Some((lo, hi)) = edit.deletion() else {
+            return Some(Rc::clone(units));
+        };
+        let aligned =
+            |at: usize| at == self.current.len() || units.list.iter().any(|u| u.start == at);
+        if !aligned(lo) || !aligned(hi) {
+            return None;
+        }
+        let list = units
+            .list
+            .iter()
+            .filter(|u| u.end <= lo || u.start >= hi)
+            .map(|&u| match u.start >= hi {
+                true => Unit {
+                    start: u.start - (hi - lo),
+                    end: u.end - (hi - lo),
+                    kind: u.kind,
+                },
+                false => u,
+            })
+            .collect();
+        Some(Rc::new(Units { typed: true, list }))
     }
 
     /// Index of the first interesting candidate of `edits`, as if tested in

@@ -154,6 +154,22 @@ fn stack_crash_shrinks_to_the_minimal_value() {
     assert!(debug.len() > "[Push(0), Pop, Pop]".len(), "{debug}");
 }
 
+#[test]
+fn changing_values_does_not_probe_the_structure_again() {
+    // Eight `u32` thresholds: every accepted step lowers a value (a write
+    // inside a leaf) or cuts whole draws, which leaves the spans as they
+    // were; probing again (a few decodes per byte) is not needed.
+    let decode = |c: &[u8]| <[u32; 8]>::arbitrary(&mut Unstructured::new(c)).ok();
+    let pred = move |c: &[u8]| decode(c).is_some_and(|v| v.iter().all(|&x| x > 1000));
+    let start: Vec<u8> = (0..8u32)
+        .flat_map(|i| (0xfff0_0000 + i * 77_777).to_le_bytes())
+        .collect();
+    let mut typed = Typed::new(pred, move |c: &[u8]| Some(format!("{:?}", decode(c)?)));
+    let shrunk = shrink_choices(&start, &mut typed);
+    assert_eq!(decode(&shrunk), Some([1001; 8]));
+    assert!(typed.spans_calls <= 3, "{} probes", typed.spans_calls);
+}
+
 // ------------------------------------------------- presentation: reads shorter
 
 /// A slot map's operations, `Remove` declared before `Clear`.
