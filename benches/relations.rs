@@ -18,13 +18,18 @@
 //! (the minima are longer than 3 bytes), so it shows how many distinct
 //! results 30 random starts end at and how many reach the shortest of them.
 //!
+//! A third table shrinks long random programs whose property needs most of
+//! them, and shows the time and how often the draws were probed.
+//!
 //! Run with `cargo bench --bench relations` (about a minute).
 
 use arbitrary::{Arbitrary, Unstructured};
-use reduce_crash::reduce::shrink_generated;
+use reduce_crash::oracle::{Oracle, Span};
+use reduce_crash::reduce::{shrink_choices, shrink_generated, GeneratorOracle};
 use reduce_crash::rng::Rng;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
+use std::time::Instant;
 
 /// Random starting points per relation.
 const STARTS: usize = 40;
@@ -193,6 +198,58 @@ fn program_row(name: &str, pred: &dyn Fn(&[Op]) -> bool) {
     );
 }
 
+/// Counts how often the shrinker asks for the spans (each a probe: a few
+/// decodes per byte).
+struct Probes<O> {
+    inner: O,
+    probes: u64,
+}
+
+impl<O: Oracle<u8>> Oracle<u8> for Probes<O> {
+    fn test(&mut self, candidate: &[u8]) -> bool {
+        self.inner.test(candidate)
+    }
+    fn spans(&mut self, candidate: &[u8]) -> Option<Vec<Span>> {
+        self.probes += 1;
+        self.inner.spans(candidate)
+    }
+    fn render(&mut self, candidate: &[u8]) -> Option<String> {
+        self.inner.render(candidate)
+    }
+}
+
+/// A long random program whose property needs most of it: 90 % of its
+/// `Push(v)` with `v > 3` kept. Shows what a long result costs.
+fn long_program_row(len: usize) {
+    let mut rng = Rng::from_state(7);
+    let input: Vec<u8> = (0..len).map(|_| rng.byte() | 1).collect();
+    let pushes = |ops: &Vec<Op>| {
+        ops.iter()
+            .filter(|op| matches!(op, Op::Push(v) if *v > 3))
+            .count()
+    };
+    let start: Vec<Op> = decode(&input);
+    let want = pushes(&start) * 9 / 10;
+    let generate = |u: &mut Unstructured| Vec::<Op>::arbitrary(u);
+    let mut oracle = Probes {
+        inner: GeneratorOracle::new(generate, |ops: &Vec<Op>| pushes(ops) >= want),
+        probes: 0,
+    };
+    let clock = Instant::now();
+    let shrunk = shrink_choices(&input, &mut oracle);
+    let seconds = clock.elapsed().as_secs_f64();
+    let value: Vec<Op> = decode(&shrunk);
+    assert!(pushes(&value) >= want);
+    println!(
+        "| {len} | {} | {} | {} | {} | {} | {seconds:.2} |",
+        start.len(),
+        shrunk.len(),
+        value.len(),
+        oracle.inner.evaluations,
+        oracle.probes
+    );
+}
+
 type Triple = (u8, u8, u8);
 type Wide = (u16, u8);
 /// A named relation over `T`.
@@ -300,4 +357,10 @@ fn main() {
         let stack = execute(ops).0;
         stack.len() >= 5 && stack.iter().sum::<i64>() > 600
     });
+    println!();
+    println!("| input (B) | ops | result (B) | result ops | evaluations | probes | time (s) |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    for len in [1000, 3000, 6000] {
+        long_program_row(len);
+    }
 }

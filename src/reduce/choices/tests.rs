@@ -170,6 +170,25 @@ fn changing_values_does_not_probe_the_structure_again() {
     assert!(typed.spans_calls <= 3, "{} probes", typed.spans_calls);
 }
 
+#[test]
+fn a_sweep_over_variants_probes_once_per_pass() {
+    // 60 `Clear` elements (noise in the variants' low bytes), 50 needed:
+    // every variant goes down to `Pop` (the last to a zero-filled `Push(0)`,
+    // one byte) and each is a structural write. The
+    // spans are probed again before the next pass, not after every write.
+    let pred = |c: &[u8]| decode_ops(c).len() >= 50;
+    let start: Vec<u8> = (0..60u8)
+        .flat_map(|i| [1, i, 0x5a, 0xc3, 0xab + i % 8])
+        .collect();
+    let mut typed = Typed::new(pred, render_ops);
+    let shrunk = shrink_choices(&start, &mut typed);
+    assert_eq!(
+        decode_ops(&shrunk),
+        [vec![Op::Pop; 49], vec![Op::Push(0)]].concat()
+    );
+    assert!(typed.spans_calls < 25, "{} probes", typed.spans_calls);
+}
+
 // ------------------------------------------------- presentation: reads shorter
 
 /// A slot map's operations, `Remove` declared before `Clear`.
