@@ -454,6 +454,27 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
         Some(found)
     }
 
+    /// The smallest `x` in `bad + 1..=good` with `f(x)`, given that
+    /// `f(good)` holds and `f(bad)` does not, assuming `f` is monotone
+    /// (larger values keep working, a threshold): a binary search. Stops
+    /// narrowing once the oracle is exhausted.
+    pub(crate) fn lowest_working(
+        &mut self,
+        mut bad: u64,
+        mut good: u64,
+        mut f: impl FnMut(&mut Self, u64) -> bool,
+    ) -> u64 {
+        while good - bad > 1 && !self.exhausted() {
+            let middle = bad + (good - bad) / 2;
+            if f(self, middle) {
+                good = middle;
+            } else {
+                bad = middle;
+            }
+        }
+        good
+    }
+
     /// The largest `n` in `1..=max` with `f(n)`, given that `f(1)` holds,
     /// assuming `f` is monotone: `f(2), f(4), …` until one fails, then a
     /// binary search; `k` successes cost `O(log k)` calls (Hypothesis's

@@ -451,16 +451,8 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
             self.accept(&set(0));
             return true;
         }
-        // `lo` fails, `hi` works (the current value).
-        let (mut lo, mut hi) = (0, v);
-        while hi - lo > 1 && !self.exhausted() {
-            let middle = lo + (hi - lo) / 2;
-            if self.test(&set(middle)) {
-                hi = middle;
-            } else {
-                lo = middle;
-            }
-        }
+        // 0 fails, the current value works.
+        let hi = self.lowest_working(0, v, |s, x| s.test(&set(x)));
         if hi < v {
             self.accept(&set(hi));
             return true;
@@ -629,15 +621,7 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
             if v < 2 || !self.test(&edit(v - 1)) {
                 continue;
             }
-            let (mut bad, mut good) = (0, v - 1);
-            while good - bad > 1 {
-                let middle = bad + (good - bad) / 2;
-                if self.test(&edit(middle)) {
-                    good = middle;
-                } else {
-                    bad = middle;
-                }
-            }
+            let good = self.lowest_working(0, v - 1, |s, c| s.test(&edit(c)));
             self.accept(&edit(good));
             return true;
         }

@@ -192,23 +192,10 @@ impl<O: Oracle<u8> + ?Sized> Shrinker<'_, O> {
                 .clone()
                 .and_write(r.start, write_int(c, r.len(), Endian::Little))
         };
-        let (mut bad, mut good) = (None, max_int(r.len()));
-        if self.test(&at(0)) {
-            good = 0;
-        } else {
-            bad = Some(0);
-        }
-        while let Some(low) = bad {
-            if good - low <= 1 {
-                break;
-            }
-            let middle = low + (good - low) / 2;
-            if self.test(&at(middle)) {
-                good = middle;
-            } else {
-                bad = Some(middle);
-            }
-        }
+        let good = match self.test(&at(0)) {
+            true => 0,
+            false => self.lowest_working(0, max_int(r.len()), |s, c| s.test(&at(c))),
+        };
         self.accept(&at(good));
         true
     }
