@@ -312,6 +312,16 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
         units
     }
 
+    /// The units for the next step of a pass that needs spans: `None` once
+    /// the oracle is exhausted, or when it has no spans.
+    pub(crate) fn spans_for_next_step(&mut self) -> Option<Rc<Units>> {
+        if self.exhausted() {
+            return None;
+        }
+        let units = self.units();
+        units.typed.then_some(units)
+    }
+
     /// Whether `candidate` comes before the current sequence: shorter, or as
     /// long and smaller in the draw order of the current units
     /// ([`Units::compare`]; plain shortlex without spans).

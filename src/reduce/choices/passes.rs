@@ -515,11 +515,7 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     pub(super) fn lower_with_repair(&mut self) -> bool {
         let mut changed = false;
         let mut p = 0;
-        while !self.exhausted() {
-            let units = self.units();
-            if !units.typed {
-                break;
-            }
+        while let Some(units) = self.spans_for_next_step() {
             let list = &units.list;
             let Some(&u) = list.get(p) else {
                 break;

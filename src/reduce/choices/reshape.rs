@@ -54,11 +54,7 @@ impl<O: Oracle<u8> + ?Sized> Shrinker<'_, O> {
         // Ordinal of the structural draw being tried; after a success the
         // same ordinal is tried again on the new sequence.
         let mut index = 0;
-        while !self.exhausted() {
-            let units = self.units();
-            if !units.typed {
-                break;
-            }
+        while let Some(units) = self.spans_for_next_step() {
             let list = &units.list;
             let Some(p) = list
                 .iter()
@@ -134,14 +130,9 @@ impl<O: Oracle<u8> + ?Sized> Shrinker<'_, O> {
     /// Returns whether it changed the current sequence.
     pub(super) fn shorter_tail(&mut self) -> bool {
         let mut changed = false;
-        while !self.exhausted() {
-            let units = self.units();
-            if !units.typed {
-                break;
-            }
+        while let Some(units) = self.spans_for_next_step() {
             let len = self.current.len();
-            let mut progress = false;
-            for cut in 1..=MAX_RUN.min(len) {
+            let cut_works = |s: &mut Self, cut: usize| {
                 let from = len - cut;
                 let repairs: Vec<Unit> = units
                     .list
@@ -151,12 +142,9 @@ impl<O: Oracle<u8> + ?Sized> Shrinker<'_, O> {
                     .take(REACH)
                     .copied()
                     .collect();
-                if self.with_raised_draw(&[Edit::delete(from, len)], &repairs) {
-                    progress = true;
-                    break;
-                }
-            }
-            if !progress {
+                s.with_raised_draw(&[Edit::delete(from, len)], &repairs)
+            };
+            if !(1..=MAX_RUN.min(len)).any(|cut| cut_works(self, cut)) {
                 break;
             }
             changed = true;
