@@ -245,12 +245,20 @@ impl Reporter {
         eprintln!("Reproduce with:\n\n    {}\n", s.reproduce);
     }
 
-    pub fn classified(&mut self, path: &Path, outcome: &Outcome, elapsed: Duration) {
+    /// One `--classify` result; `debug` is a typed target's value (JSON
+    /// only: the human form stays one line per file).
+    pub fn classified(
+        &mut self,
+        path: &Path,
+        outcome: &Outcome,
+        elapsed: Duration,
+        debug: Option<&str>,
+    ) {
         if self.format == Format::Json {
             self.json(&serde_json::json!({
                 "reason": "classified", "format_version": FORMAT_VERSION,
                 "path": path, "outcome": outcome.label(), "signature": outcome.signature(),
-                "elapsed_secs": elapsed.as_secs_f64(),
+                "elapsed_secs": elapsed.as_secs_f64(), "debug": debug,
             }));
             return;
         }

@@ -528,8 +528,9 @@ pub fn reduce_reproduced(
     })
 }
 
-/// Runs each file once and reports its outcome (no reduction). Each file's
-/// target is inferred separately; one driver per target is built and kept.
+/// Runs each file once and reports its outcome (no reduction), with the
+/// decoded value's `Debug` form for a typed target. Each file's target is
+/// inferred separately; one driver per target is built and kept.
 pub fn classify(opts: &Options, files: &[PathBuf], reporter: &mut Reporter) -> Result<()> {
     let mut drivers: Vec<Prepared> = Vec::new();
     for file in files {
@@ -545,8 +546,14 @@ pub fn classify(opts: &Options, files: &[PathBuf], reporter: &mut Reporter) -> R
                 drivers.len() - 1
             }
         };
-        let run = drivers[index].exec.run(&data)?;
-        reporter.classified(file, &run.outcome, run.elapsed);
+        let exec = &mut drivers[index].exec;
+        let run = exec.run(&data)?;
+        let debug = if exec.typed() {
+            exec.debug_format(&data)?
+        } else {
+            None
+        };
+        reporter.classified(file, &run.outcome, run.elapsed, debug.as_deref());
     }
     Ok(())
 }

@@ -114,6 +114,11 @@ fn reduce_and_check(test: &str, case: &Case) -> (Vec<u8>, Value) {
         String::from_utf8_lossy(&reduced),
         classified[0]
     );
+    assert!(
+        classified[0]["debug"].is_null(),
+        "a `&[u8]` target has no decoded value to show: {}",
+        classified[0]
+    );
     for (i, c) in classified[1..].iter().enumerate() {
         assert_ne!(
             identity(c).as_ref(),

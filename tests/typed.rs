@@ -316,11 +316,16 @@ fn reduce_seed(case: &Case, seed: u64) -> Option<String> {
     assert_eq!(v["typed"], true, "{v}");
     assert_eq!(sig_identity(&v["signature"]), id, "{v}");
     assert_unmodified(&artifact, &data);
-    assert_reproduces(&output, &id, &[]);
+    let classified = assert_reproduces(&output, &id, &[]);
 
     let debug = v["debug"]
         .as_str()
         .unwrap_or_else(|| panic!("no debug form: {v}"));
+    assert_eq!(
+        classified["debug"].as_str(),
+        Some(debug),
+        "--classify shows another value than the reduction: {classified}"
+    );
     let reduced = std::fs::read(&output).unwrap();
     eprintln!(
         "{} seed {seed}: {} -> {} bytes, {} tests, strategy {}, debug {}",
