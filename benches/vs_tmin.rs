@@ -14,7 +14,12 @@
 //! crashing libFuzzer child symbolizes a backtrace, which makes `tmin` several
 //! times slower (measured: 7–8 s instead of 1.2–1.3 s on `unwrap-4k`).
 //!
-//! Run with `cargo bench --bench vs_tmin` (needs `cargo install cargo-fuzz`).
+//! A second part does the same for the typed targets, on artifacts a real
+//! libFuzzer run found from a corpus of random 4 KB inputs, adding our
+//! `--strategy ddmin` and every output's `Debug` length.
+//!
+//! Run with `cargo bench --bench vs_tmin` (needs `cargo install cargo-fuzz`);
+//! `VS_TMIN_PART=bytes` or `typed` runs one part.
 
 mod common;
 
@@ -196,6 +201,8 @@ struct Classified {
     kind: Option<String>,
     location: Option<String>,
     message: Option<String>,
+    /// A typed target's value (`{:#?}`), from `--classify`'s JSON.
+    debug: Option<String>,
 }
 
 impl Classified {
@@ -232,18 +239,24 @@ fn short_location(l: &str) -> &str {
 }
 
 /// One `--classify` invocation for `files`; results in the same order.
-fn classify(target: &Target, fuzz_dir: &Path, files: &[&Path], scratch: &Path) -> Vec<Classified> {
+fn classify(
+    target: &str,
+    timeout: Option<u32>,
+    fuzz_dir: &Path,
+    files: &[&Path],
+    scratch: &Path,
+) -> Vec<Classified> {
     let mut cmd = Command::new(BIN);
     cmd.args([
         "--classify",
         "--message-format",
         "json",
         "--fuzz-target",
-        target.name,
+        target,
     ])
     .arg("--fuzz-dir")
     .arg(fuzz_dir);
-    if let Some(t) = target.timeout {
+    if let Some(t) = timeout {
         cmd.args(["--timeout", &t.to_string()]);
     }
     cmd.args(files);
@@ -264,6 +277,7 @@ fn classify(target: &Target, fuzz_dir: &Path, files: &[&Path], scratch: &Path) -
             kind: field("kind"),
             location: field("location"),
             message: field("message"),
+            debug: v["debug"].as_str().map(str::to_owned),
         };
         if let Some(p) = v["path"].as_str() {
             by_path.insert(PathBuf::from(p), c.clone());
@@ -316,6 +330,156 @@ fn remove_minimized(dir: &Path) {
     }
 }
 
+/// One tool's run on one artifact: its output (a copy of the original when
+/// the tool failed, so it still counts), time and what went wrong.
+struct ToolRun {
+    out: PathBuf,
+    len: usize,
+    secs: f64,
+    /// Set when the tool failed.
+    note: Option<String>,
+    /// Ours only: the `reduce-finished` message.
+    finished: Option<serde_json::Value>,
+}
+
+impl ToolRun {
+    fn tests_note(&self) -> String {
+        self.finished
+            .as_ref()
+            .map(|f| format!(" ({} tests executed)", f["tests_executed"]))
+            .unwrap_or_default()
+    }
+
+    /// Ours only: the reduced value's `Debug` form.
+    fn debug(&self) -> Option<&str> {
+        self.finished.as_ref()?["debug"].as_str()
+    }
+}
+
+/// `cargo fuzz tmin -s none` on `path` (inside the fixture copy `copy`);
+/// its output is copied to `<tmp>/tmin-<name>`.
+fn run_tmin(
+    target: &str,
+    timeout: Option<u32>,
+    path: &Path,
+    copy: &Path,
+    tmp: &Path,
+    name: &str,
+) -> ToolRun {
+    let dir = path.parent().unwrap();
+    let original = fs::read(path).unwrap();
+    remove_minimized(dir);
+    let started = SystemTime::now() - Duration::from_secs(1);
+    let mut cmd = Command::new("cargo");
+    cmd.args(["fuzz", "tmin", "-s", "none", target])
+        .arg(path)
+        .current_dir(copy);
+    if let Some(s) = timeout {
+        cmd.args(["--", &format!("-timeout={s}")]);
+    }
+    let tmin = run(cmd, tmp, RUN_LIMIT);
+    let newest = minimized_files(dir)
+        .into_iter()
+        .filter(|(_, m, _)| *m >= started)
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.2.cmp(&a.2)));
+    let out = tmp.join(format!("tmin-{name}"));
+    let note = match (&newest, tmin.ok()) {
+        (Some((p, _, _)), true) => {
+            fs::copy(p, &out).expect("copy tmin output");
+            None
+        }
+        (found, _) => {
+            fs::write(&out, &original).unwrap();
+            let note = format!(
+                "{}{}{}",
+                tmin.status_text(),
+                match found {
+                    Some((_, _, l)) => format!(", last minimized file: {l} B"),
+                    None => ", no output".into(),
+                },
+                tmin_reason(&tmin, copy)
+            );
+            eprintln!(
+                "  {note}; its output counts as the original. Last lines:\n{}",
+                tmin.tail()
+            );
+            Some(note)
+        }
+    };
+    remove_minimized(dir);
+    ToolRun {
+        len: fs::metadata(&out).unwrap().len() as usize,
+        out,
+        secs: tmin.secs,
+        note,
+        finished: None,
+    }
+}
+
+/// `cargo reduce-crash` on `path` with `extra` args, run in the fixture
+/// copy; its output goes to `<tmp>/<out_name>`.
+fn run_ours(
+    path: &Path,
+    timeout: Option<u32>,
+    extra: &[&str],
+    copy: &Path,
+    tmp: &Path,
+    out_name: &str,
+) -> ToolRun {
+    let original = fs::read(path).unwrap();
+    let out = tmp.join(out_name);
+    let mut cmd = Command::new(BIN);
+    cmd.arg(path)
+        .arg("-o")
+        .arg(&out)
+        .args(["--message-format", "json", "-q"])
+        .args(extra);
+    if let Some(s) = timeout {
+        cmd.args(["--timeout", &s.to_string()]);
+    }
+    cmd.current_dir(copy);
+    let ours = run(cmd, tmp, RUN_LIMIT);
+    let finished = ours
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["reason"] == "reduce-finished");
+    let note = if ours.ok() && out.exists() {
+        None
+    } else {
+        let _ = fs::remove_file(&out);
+        fs::write(&out, &original).unwrap();
+        let note = format!("ours failed ({})", ours.status_text());
+        eprintln!(
+            "  {note}: {BIN} {} -o {} --message-format json -q {}{}\n{}",
+            path.display(),
+            out.display(),
+            extra.join(" "),
+            timeout
+                .map(|s| format!(" --timeout {s}"))
+                .unwrap_or_default(),
+            ours.tail()
+        );
+        Some(note)
+    };
+    let len = fs::metadata(&out).unwrap().len() as usize;
+    if let Some(f) = &finished {
+        if f["reduced_len"].as_u64() != Some(len as u64) {
+            eprintln!(
+                "  warning: reduce-finished says {} bytes, file has {len}",
+                f["reduced_len"]
+            );
+        }
+    }
+    ToolRun {
+        out,
+        len,
+        secs: ours.secs,
+        note,
+        finished,
+    }
+}
+
 struct Row {
     target: &'static str,
     name: String,
@@ -361,6 +525,18 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// What every part of the bench shares: the fixture copy, its fuzz
+/// directory, a scratch directory and the tool versions.
+struct Setup {
+    copy: PathBuf,
+    fuzz_dir: PathBuf,
+    tmp: PathBuf,
+    version: String,
+    rustc: String,
+    /// `cargo fuzz build -s none`, seconds (not counted).
+    build_secs: f64,
+}
+
 fn main() {
     let version = Command::new("cargo").args(["fuzz", "--version"]).output();
     let version = match version {
@@ -375,6 +551,11 @@ fn main() {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_default();
+    let part = std::env::var("VS_TMIN_PART").unwrap_or_default();
+    if !matches!(part.as_str(), "" | "bytes" | "typed") {
+        eprintln!("error: VS_TMIN_PART must be `bytes` or `typed` (or unset for both)");
+        std::process::exit(1);
+    }
 
     let copy = common::stable_copy("tests/fixtures/buggy", "buggy-vs-tmin");
     let fuzz_dir = copy.join("fuzz");
@@ -382,7 +563,7 @@ fn main() {
     let tmp = scratch.path();
     eprintln!("fixture copy: {}", copy.display());
 
-    // 1. The real libFuzzer binaries (not counted).
+    // The real libFuzzer binaries (not counted).
     eprintln!("building the fuzz targets: cargo fuzz build -s none ...");
     let mut cmd = Command::new("cargo");
     cmd.args(["fuzz", "build", "-s", "none"]).current_dir(&copy);
@@ -396,8 +577,34 @@ fn main() {
         std::process::exit(1);
     }
     eprintln!("  done in {:.1}s", build.secs);
+    let setup = Setup {
+        copy,
+        fuzz_dir,
+        tmp: tmp.to_owned(),
+        version,
+        rustc,
+        build_secs: build.secs,
+    };
+    if part != "typed" {
+        bytes_part(&setup);
+    }
+    if part != "bytes" {
+        typed_part(&setup);
+    }
+}
 
-    // 2. Artifacts.
+/// Byte-level targets: a trigger hidden in noise.
+fn bytes_part(setup: &Setup) {
+    let Setup {
+        copy,
+        fuzz_dir,
+        version,
+        rustc,
+        ..
+    } = setup;
+    let tmp = setup.tmp.as_path();
+
+    // 1. Artifacts.
     let mut artifacts: Vec<(&Target, String, PathBuf, usize)> = Vec::new();
     for t in TARGETS {
         let dir = fuzz_dir.join("artifacts").join(t.name);
@@ -412,7 +619,7 @@ fn main() {
         }
     }
 
-    // 3. Warm-up: build our driver per target (not counted) and check that
+    // 2. Warm-up: build our driver per target (not counted) and check that
     //    every original crashes as intended.
     let mut warmup_total = 0.0;
     for t in TARGETS {
@@ -422,7 +629,7 @@ fn main() {
             .map(|a| a.2.as_path())
             .collect();
         let start = Instant::now();
-        let sigs = classify(t, &fuzz_dir, &files, tmp);
+        let sigs = classify(t.name, t.timeout, fuzz_dir, &files, tmp);
         let secs = start.elapsed().as_secs_f64();
         warmup_total += secs;
         eprintln!(
@@ -454,121 +661,39 @@ fn main() {
         }
     }
 
-    // 4. Both tools on every artifact, one after the other.
+    // 3. Both tools on every artifact, one after the other.
     let mut rows = Vec::new();
     let n = artifacts.len();
     for (i, (t, name, path, len)) in artifacts.iter().enumerate() {
         eprintln!("[{}/{n}] {name} ({len} bytes)", i + 1);
-        let dir = path.parent().unwrap();
-        let original = fs::read(path).unwrap();
-
-        // cargo fuzz tmin.
-        remove_minimized(dir);
-        let started = SystemTime::now() - Duration::from_secs(1);
-        let mut cmd = Command::new("cargo");
-        cmd.args(["fuzz", "tmin", "-s", "none", t.name])
-            .arg(path)
-            .current_dir(&copy);
-        if let Some(s) = t.timeout {
-            cmd.args(["--", &format!("-timeout={s}")]);
-        }
-        let tmin = run(cmd, tmp, RUN_LIMIT);
-        let newest = minimized_files(dir)
-            .into_iter()
-            .filter(|(_, m, _)| *m >= started)
-            .max_by(|a, b| a.1.cmp(&b.1).then(b.2.cmp(&a.2)));
-        let tmin_out = tmp.join(format!("tmin-{name}"));
-        let tmin_note = match (&newest, tmin.ok()) {
-            (Some((p, _, _)), true) => {
-                fs::copy(p, &tmin_out).expect("copy tmin output");
-                None
-            }
-            (found, _) => {
-                fs::write(&tmin_out, &original).unwrap();
-                let note = format!(
-                    "{}{}{}",
-                    tmin.status_text(),
-                    match found {
-                        Some((_, _, l)) => format!(", last minimized file: {l} B"),
-                        None => ", no output".into(),
-                    },
-                    tmin_reason(&tmin, &copy)
-                );
-                eprintln!(
-                    "  {note}; its output counts as the original. Last lines:\n{}",
-                    tmin.tail()
-                );
-                Some(note)
-            }
-        };
-        remove_minimized(dir);
-        let tmin_len = fs::metadata(&tmin_out).unwrap().len() as usize;
-        eprintln!("  tmin: {:>7.2}s  {len} → {tmin_len} bytes", tmin.secs);
-
-        // cargo reduce-crash.
-        let ours_out = tmp.join(format!("ours-{name}"));
-        let mut cmd = Command::new(BIN);
-        cmd.arg(path)
-            .arg("-o")
-            .arg(&ours_out)
-            .args(["--message-format", "json", "-q"]);
-        if let Some(s) = t.timeout {
-            cmd.args(["--timeout", &s.to_string()]);
-        }
-        cmd.current_dir(&copy);
-        let ours = run(cmd, tmp, RUN_LIMIT);
-        let finished = ours
-            .stdout
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .find(|v| v["reason"] == "reduce-finished");
-        let ours_note = if ours.ok() && ours_out.exists() {
-            None
-        } else {
-            let _ = fs::remove_file(&ours_out);
-            fs::write(&ours_out, &original).unwrap();
-            let note = format!("ours failed ({})", ours.status_text());
-            eprintln!(
-                "  {note}: {BIN} {} -o {} --message-format json -q{}\n{}",
-                path.display(),
-                ours_out.display(),
-                t.timeout
-                    .map(|s| format!(" --timeout {s}"))
-                    .unwrap_or_default(),
-                ours.tail()
-            );
-            Some(note)
-        };
-        let ours_len = fs::metadata(&ours_out).unwrap().len() as usize;
-        if let Some(f) = &finished {
-            if f["reduced_len"].as_u64() != Some(ours_len as u64) {
-                eprintln!(
-                    "  warning: reduce-finished says {} bytes, file has {ours_len}",
-                    f["reduced_len"]
-                );
-            }
-        }
+        let tmin = run_tmin(t.name, t.timeout, path, copy, tmp, name);
+        eprintln!("  tmin: {:>7.2}s  {len} → {} bytes", tmin.secs, tmin.len);
+        let ours = run_ours(path, t.timeout, &[], copy, tmp, &format!("ours-{name}"));
         eprintln!(
-            "  ours: {:>7.2}s  {len} → {ours_len} bytes{}",
+            "  ours: {:>7.2}s  {len} → {} bytes{}",
             ours.secs,
-            finished
-                .as_ref()
-                .map(|f| format!(" ({} tests executed)", f["tests_executed"]))
-                .unwrap_or_default()
+            ours.len,
+            ours.tests_note()
         );
 
         // Signatures: original, tmin's, ours, in one invocation.
-        let sigs = classify(t, &fuzz_dir, &[path.as_path(), &tmin_out, &ours_out], tmp);
+        let sigs = classify(
+            t.name,
+            t.timeout,
+            fuzz_dir,
+            &[path.as_path(), &tmin.out, &ours.out],
+            tmp,
+        );
         let row = Row {
             target: t.name,
             name: name.clone(),
             original: *len,
-            tmin_len,
+            tmin_len: tmin.len,
             tmin_secs: tmin.secs,
-            tmin_note,
-            ours_len,
+            tmin_note: tmin.note,
+            ours_len: ours.len,
             ours_secs: ours.secs,
-            ours_note,
+            ours_note: ours.note,
             original_sig: sigs[0].clone(),
             tmin_sig: sigs[1].clone(),
             ours_sig: sigs[2].clone(),
@@ -583,7 +708,7 @@ fn main() {
         rows.push(row);
     }
 
-    // 5. Report.
+    // 4. Report.
     println!();
     println!(
         "`cargo reduce-crash` vs `cargo fuzz tmin -s none` ({version}, {rustc}), {n} artifacts of the \
@@ -702,6 +827,226 @@ fn main() {
     );
     println!(
         "- Not counted above: `cargo fuzz build -s none` (all targets, from scratch unless cached) {:.1} s; our driver builds (one warm-up `--classify` per target) {:.1} s in total.",
-        build.secs, warmup_total
+        setup.build_secs, warmup_total
+    );
+}
+
+/// Crash artifacts of the typed targets that a real libFuzzer run found
+/// from a corpus of random 4 KB inputs (`<target>/corpus4k-N`, made by
+/// `generate.sh --corpus-4k` beside them).
+const TYPED_ARTIFACTS: &str = "benches/fixtures/libfuzzer-artifacts";
+
+/// Length of a `Debug` form without whitespace (as in the `choices` bench).
+fn debug_len(debug: &str) -> usize {
+    debug.chars().filter(|c| !c.is_whitespace()).count()
+}
+
+/// Typed targets: tmin, our ddmin only and our default (choice-sequence
+/// shrinking) on what libFuzzer hands its user after a run from a corpus of
+/// large inputs.
+fn typed_part(setup: &Setup) {
+    let tmp = setup.tmp.as_path();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(TYPED_ARTIFACTS);
+    let mut targets: Vec<String> = fs::read_dir(&root)
+        .expect("typed artifacts dir")
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    targets.sort();
+
+    // 1. Artifacts, and a warm-up per target (builds our driver, not
+    //    counted) that checks every original crashes.
+    let mut artifacts: Vec<(String, String, PathBuf, usize)> = Vec::new();
+    for t in &targets {
+        let mut found: Vec<PathBuf> = fs::read_dir(root.join(t))
+            .expect("target dir")
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("corpus4k-")
+            })
+            .collect();
+        found.sort();
+        if found.is_empty() {
+            continue;
+        }
+        let dir = setup.fuzz_dir.join("artifacts").join(t);
+        fs::create_dir_all(&dir).expect("artifacts dir");
+        remove_minimized(&dir);
+        let mut files = Vec::new();
+        for f in &found {
+            let label = f.file_name().unwrap().to_string_lossy().into_owned();
+            let path = dir.join(format!("crash-{label}"));
+            fs::copy(f, &path).expect("copy artifact");
+            let len = fs::metadata(&path).unwrap().len() as usize;
+            artifacts.push((t.clone(), label, path.clone(), len));
+            files.push(path);
+        }
+        let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        let sigs = classify(t, None, &setup.fuzz_dir, &refs, tmp);
+        eprintln!("warm-up {t:<18} {}", sigs[0].describe());
+        for (s, f) in sigs.iter().zip(&files) {
+            if s.outcome != "crash" {
+                eprintln!(
+                    "error: {} should crash but is: {}",
+                    f.display(),
+                    s.describe()
+                );
+                std::process::exit(1);
+            }
+        }
+    }
+
+    // 2. tmin, ddmin only, and ours on each, one after the other.
+    struct TypedRow {
+        target: String,
+        label: String,
+        original: usize,
+        tmin: ToolRun,
+        ddmin: ToolRun,
+        ours: ToolRun,
+        /// Original, tmin, ddmin, ours.
+        sigs: Vec<Classified>,
+    }
+    let debug_of = |c: &Classified| c.debug.as_deref().map_or(0, debug_len);
+    let mut rows = Vec::new();
+    let n = artifacts.len();
+    for (i, (t, label, path, len)) in artifacts.iter().enumerate() {
+        eprintln!("[{}/{n}] {t} {label} ({len} bytes)", i + 1);
+        let name = format!("{t}-{label}");
+        let tmin = run_tmin(t, None, path, &setup.copy, tmp, &name);
+        eprintln!("  tmin:  {:>7.2}s  {len} → {} bytes", tmin.secs, tmin.len);
+        let ddmin = run_ours(
+            path,
+            None,
+            &["--strategy", "ddmin"],
+            &setup.copy,
+            tmp,
+            &format!("ddmin-{name}"),
+        );
+        eprintln!(
+            "  ddmin: {:>7.2}s  {len} → {} bytes{}",
+            ddmin.secs,
+            ddmin.len,
+            ddmin.tests_note()
+        );
+        let ours = run_ours(path, None, &[], &setup.copy, tmp, &format!("ours-{name}"));
+        eprintln!(
+            "  ours:  {:>7.2}s  {len} → {} bytes{}",
+            ours.secs,
+            ours.len,
+            ours.tests_note()
+        );
+        let sigs = classify(
+            t,
+            None,
+            &setup.fuzz_dir,
+            &[path.as_path(), &tmin.out, &ddmin.out, &ours.out],
+            tmp,
+        );
+        if ours.debug() != sigs[3].debug.as_deref() {
+            eprintln!("  warning: the reduction and --classify show different values");
+        }
+        rows.push(TypedRow {
+            target: t.clone(),
+            label: label.clone(),
+            original: *len,
+            tmin,
+            ddmin,
+            ours,
+            sigs,
+        });
+    }
+
+    // 3. Report.
+    println!();
+    println!(
+        "Typed targets: `cargo fuzz tmin -s none` ({}, {}) vs `cargo reduce-crash \
+         --strategy ddmin` vs `cargo reduce-crash` (choice-sequence shrinking), {n} artifacts \
+         libFuzzer found from a corpus of random 4 KB inputs. `Debug` = length of the value's \
+         `{{:#?}}` form without whitespace. \"Keeps\": the output crashes with the original's \
+         kind and location.",
+        setup.version, setup.rustc
+    );
+    println!();
+    println!(
+        "| target | artifact | input (B) | tmin (B) | tmin `Debug` | tmin (s) | ddmin (B) | ddmin `Debug` | ours (B) | ours `Debug` | ours (s) | speed-up | keeps: tmin / ours |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let failed = |r: &ToolRun| if r.note.is_some() { " (failed)" } else { "" };
+    let keeps = |r: &TypedRow, k: usize| r.sigs[k].same_crash(&r.sigs[0]);
+    for r in &rows {
+        println!(
+            "| `{}` | {} | {} | {}{} | {} | {:.2} | {}{} | {} | {}{} | {} | {:.2} | {:.1}× | {} / {} |",
+            r.target,
+            r.label,
+            r.original,
+            r.tmin.len,
+            failed(&r.tmin),
+            debug_of(&r.sigs[1]),
+            r.tmin.secs,
+            r.ddmin.len,
+            failed(&r.ddmin),
+            debug_of(&r.sigs[2]),
+            r.ours.len,
+            failed(&r.ours),
+            debug_of(&r.sigs[3]),
+            r.ours.secs,
+            r.tmin.secs / r.ours.secs,
+            if keeps(r, 1) { "yes" } else { "**no**" },
+            if keeps(r, 3) { "yes" } else { "**no**" },
+        );
+    }
+    let ratio =
+        |r: &TypedRow, k: usize| debug_of(&r.sigs[k]) as f64 / debug_of(&r.sigs[3]).max(1) as f64;
+    let not_worse = |k: usize| {
+        let worse: Vec<String> = rows
+            .iter()
+            .filter(|r| {
+                r.ours.len > [0, r.tmin.len, r.ddmin.len][k]
+                    || debug_of(&r.sigs[3]) > debug_of(&r.sigs[k])
+            })
+            .map(|r| format!("{} {}", r.target, r.label))
+            .collect();
+        if worse.is_empty() {
+            "**yes**".to_owned()
+        } else {
+            format!("**no** ({})", worse.join(", "))
+        }
+    };
+    let slipped = |k: usize| rows.iter().filter(|r| !keeps(r, k)).count();
+    let failures = rows
+        .iter()
+        .filter(|r| r.tmin.note.is_some() || r.ddmin.note.is_some() || r.ours.note.is_some())
+        .count();
+    println!();
+    println!("**Summary**");
+    println!();
+    println!(
+        "- Median `Debug` length ratio: tmin/ours **{:.2}×**, ddmin/ours **{:.2}×**.",
+        median(rows.iter().map(|r| ratio(r, 1)).collect()),
+        median(rows.iter().map(|r| ratio(r, 2)).collect()),
+    );
+    println!(
+        "- Median speed-up (tmin time / ours): **{:.1}×**. Total: {:.1} s tmin, {:.1} s ddmin, {:.1} s ours.",
+        median(rows.iter().map(|r| r.tmin.secs / r.ours.secs).collect()),
+        rows.iter().map(|r| r.tmin.secs).sum::<f64>(),
+        rows.iter().map(|r| r.ddmin.secs).sum::<f64>(),
+        rows.iter().map(|r| r.ours.secs).sum::<f64>(),
+    );
+    println!(
+        "- Ours never larger (bytes and `Debug`) than tmin: {}; than ddmin: {}.",
+        not_worse(1),
+        not_worse(2)
+    );
+    println!(
+        "- Slipped to a different crash: tmin {}/{n}, ddmin {}/{n}, ours {}/{n}. Artifacts where a tool failed: {failures}.",
+        slipped(1),
+        slipped(2),
+        slipped(3)
     );
 }
