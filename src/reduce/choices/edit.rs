@@ -23,6 +23,9 @@ pub(crate) enum Tail {
 pub(crate) struct Edit {
     writes: Vec<(usize, Vec<u8>)>,
     delete: Option<(usize, usize)>,
+    /// One more byte deleted, after the range: the high byte of a length
+    /// field that narrows from two bytes to one (`leaves.rs`).
+    drop: Option<usize>,
     tail: Tail,
 }
 
@@ -32,6 +35,7 @@ impl Edit {
         Edit {
             writes: Vec::new(),
             delete: Some((lo, hi)),
+            drop: None,
             tail: Tail::Keep,
         }
     }
@@ -41,6 +45,7 @@ impl Edit {
         Edit {
             writes: vec![(at, bytes)],
             delete: None,
+            drop: None,
             tail: Tail::Keep,
         }
     }
@@ -55,6 +60,7 @@ impl Edit {
         Edit {
             writes: Vec::new(),
             delete: None,
+            drop: None,
             tail: Tail::Keep,
         }
     }
@@ -68,6 +74,13 @@ impl Edit {
     /// Also deletes `lo..hi` (replacing any deletion already present).
     pub(crate) fn and_delete(mut self, lo: usize, hi: usize) -> Edit {
         self.delete = (lo < hi).then_some((lo, hi));
+        self
+    }
+
+    /// Also deletes the byte at `at`, which must come after the deleted
+    /// range.
+    pub(crate) fn and_drop(mut self, at: usize) -> Edit {
+        self.drop = Some(at);
         self
     }
 
@@ -87,6 +100,11 @@ impl Edit {
         self.delete
     }
 
+    /// The byte deleted besides the range, if any.
+    pub(crate) fn dropped(&self) -> Option<usize> {
+        self.drop
+    }
+
     /// The tail adjustment.
     pub(crate) fn tail(&self) -> Tail {
         self.tail
@@ -94,7 +112,7 @@ impl Edit {
 
     /// Bytes deleted.
     fn deleted(&self) -> usize {
-        self.delete.map_or(0, |(lo, hi)| hi - lo)
+        self.delete.map_or(0, |(lo, hi)| hi - lo) + usize::from(self.drop.is_some())
     }
 
     /// This edit plus its tail-adjusted variants that make sense on
@@ -135,6 +153,12 @@ impl Edit {
             target.copy_from_slice(bytes);
         }
         let k = self.deleted();
+        if let Some(at) = self.drop {
+            if at >= out.len() || self.delete.is_some_and(|(_, hi)| at < hi) {
+                return false;
+            }
+            out.remove(at);
+        }
         if let Some((lo, hi)) = self.delete {
             if lo > hi || hi > out.len() {
                 return false;

@@ -4,7 +4,9 @@
 //!
 //! Deleting arbitrary chunks of such a sequence mostly misaligns every later
 //! draw; the passes here instead edit whole *draws*: they delete a draw
-//! together with the structural byte that announced it, zero a draw, turn a
+//! together with the structural byte that announced it, delete characters
+//! inside a string while its tail-stored length drops to match
+//! (`leaves.rs`), zero a draw, turn a
 //! tag off and delete its payload, lower an integer in the byte order the
 //! decoder reads it (by binary search, then small values and halvings,
 //! since a value used modulo something does not lower monotonically), sort
@@ -48,6 +50,7 @@
 //! layout they aim at.
 
 mod edit;
+mod leaves;
 mod passes;
 mod present;
 mod probe;
@@ -366,7 +369,7 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
         self.version += 1;
         if let Some(units) = carried {
             self.units = Some((self.version, units));
-        } else if edit.deletion().is_none() {
+        } else if edit.deletion().is_none() && edit.dropped().is_none() {
             // Same length, a structural byte written: the positions still
             // hold, the kinds after it may not. Probing after every such
             // step (a sweep lowering every variant of a long `Vec<Op>`) cost
@@ -390,8 +393,15 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     /// only aim candidates, every candidate is still tested.
     fn units_kept_by(&self, edit: &Edit) -> Option<Rc<Units>> {
         let (version, units) = self.units.as_ref()?;
-        if *version != self.version || !units.typed || edit.tail() != edit::Tail::Keep {
+        if *version != self.version
+            || !units.typed
+            || edit.tail() != edit::Tail::Keep
+            || edit.dropped().is_some()
+        {
             return None;
+        }
+        if let Some(list) = Self::shortened_leaf(units, edit) {
+            return Some(Rc::new(Units { typed: true, list }));
         }
         let in_leaves = |at: usize, len: usize| {
             let first = units.list.partition_point(|u| u.end <= at);
@@ -429,6 +439,38 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
             })
             .collect();
         Some(Rc::new(Units { typed: true, list }))
+    }
+
+    /// The units after `edit` when it deletes bytes strictly inside one
+    /// leaf unit and writes only after the deletion (a string shortened,
+    /// its length field lowered to match: `leaves.rs`): the leaf shrinks,
+    /// the units after it move.
+    fn shortened_leaf(units: &Units, edit: &Edit) -> Option<Vec<Unit>> {
+        let (lo, hi) = edit.deletion()?;
+        let k = units.list.partition_point(|u| u.end <= lo);
+        let leaf = units.list.get(k)?;
+        let inside = leaf.kind == SpanKind::Leaf && hi <= leaf.end && hi - lo < leaf.len();
+        if !inside || edit.writes().iter().any(|(at, _)| *at < hi) {
+            return None;
+        }
+        let n = hi - lo;
+        let list = units
+            .list
+            .iter()
+            .enumerate()
+            .map(|(i, &u)| match i.cmp(&k) {
+                Ordering::Less => u,
+                Ordering::Equal => Unit {
+                    end: u.end - n,
+                    ..u
+                },
+                Ordering::Greater => Unit {
+                    start: u.start - n,
+                    end: u.end - n,
+                    ..u
+                },
+            });
+        Some(list.collect())
     }
 
     /// Index of the first interesting candidate of `edits`, as if tested in

@@ -59,11 +59,15 @@ pub(super) struct Pass<'o, O: ?Sized> {
 }
 
 /// The passes of one round, in order.
-pub(super) fn passes<'o, O: Oracle<u8> + ?Sized>() -> [Pass<'o, O>; 9] {
+pub(super) fn passes<'o, O: Oracle<u8> + ?Sized>() -> [Pass<'o, O>; 10] {
     [
         Pass {
             name: "delete draws",
             run: Shrinker::delete_draws,
+        },
+        Pass {
+            name: "shorten leaves",
+            run: Shrinker::shorten_leaves,
         },
         Pass {
             name: "tags off",

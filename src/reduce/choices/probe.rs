@@ -7,7 +7,6 @@ use crate::oracle::{Span, SpanKind};
 #[path = "../../../templates/driver/shim/src/probe.rs"]
 mod shared;
 
-#[cfg(test)]
 pub(crate) use shared::tokens;
 
 /// The spans of `input` as seen through `render`, which decodes a byte

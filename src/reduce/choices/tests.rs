@@ -246,6 +246,30 @@ fn among_equal_lengths_the_shorter_reading_wins() {
 }
 
 #[test]
+fn the_characters_of_a_string_are_one_leaf() {
+    // `Vec<String>`: cont | "ab;" | cont | "x" | lengths 1 and 3, from the
+    // end. A non-ASCII byte would cut a string short and leave the rest to
+    // the next draws: the two ASCII probes decide.
+    let input = b"\x01ab;\x01x\x01\x03";
+    assert_eq!(decode_lines(input), ["ab;", "x"]);
+    let spans = probe_spans(input, |c: &[u8]| Some(format!("{:?}", decode_lines(c))));
+    let kinds: Vec<(usize, usize, SpanKind)> =
+        spans.iter().map(|s| (s.start, s.end, s.kind)).collect();
+    // (The last string's length byte joins that string's leaf: changing
+    // it changes that one string only.)
+    assert_eq!(
+        kinds,
+        vec![
+            (0, 1, SpanKind::Structural),
+            (1, 4, SpanKind::Leaf),
+            (4, 5, SpanKind::Structural),
+            (5, 7, SpanKind::Leaf),
+            (7, 8, SpanKind::Structural),
+        ]
+    );
+}
+
+#[test]
 fn spans_of_the_stack_machine() {
     // cont | u32 variant (3 unused low bytes, 1 structural) | payload
     let spans = probe_spans(&MINIMAL_STACK_CRASH[..6], render_ops);
@@ -986,4 +1010,62 @@ proptest! {
         prop_assert!(case.holds(&result));
         prop_assert!(shortlex_le(&result, &case.input));
     }
+}
+
+// ------------------------------------------------- strings shortened inside
+
+fn decode_lines(c: &[u8]) -> Vec<String> {
+    Vec::<String>::arbitrary_take_rest(Unstructured::new(c)).unwrap_or_default()
+}
+
+/// Two lines containing `KEY=`, one ending in `;`.
+fn two_keys(c: &[u8]) -> bool {
+    let lines = decode_lines(c);
+    lines.iter().filter(|l| l.contains("KEY=")).count() >= 2
+        && lines.iter().any(|l| l.ends_with(';'))
+}
+
+/// Lowercase noise with `KEY=` and `;` planted, seeded, `len` bytes.
+fn noisy_lines(seed: u64, len: usize) -> Vec<u8> {
+    let mut rng = crate::rng::Rng::from_state(seed);
+    let noise = b"abcdefghijklmnopqrstuvwxyz0123 ,.:";
+    let mut data: Vec<u8> = (0..len).map(|_| noise[rng.below(noise.len())]).collect();
+    for _ in 0..len / 64 {
+        let at = rng.below(len - 4);
+        data[at..at + 4].copy_from_slice(b"KEY=");
+        let at = rng.below(len);
+        data[at] = b';';
+    }
+    data
+}
+
+#[test]
+fn strings_are_shortened_from_inside() {
+    let input = (0..200)
+        .map(|seed| noisy_lines(seed, 2000))
+        .find(|c| two_keys(c))
+        .expect("a crashing input among 200 seeds");
+    let mut typed = Typed::new(two_keys, |c: &[u8]| Some(format!("{:?}", decode_lines(c))));
+    let shrunk = shrink_choices(&input, &mut typed);
+    let lines = decode_lines(&shrunk);
+    // Deleting whole strings and characters alone cannot get there: every
+    // deletion inside a string must lower its length field (two bytes
+    // while more than 256 bytes are left, then one).
+    assert_eq!(lines, ["KEY=", "KEY=;"]);
+    assert_eq!(shrunk.len(), 13, "cont + 4 + cont + 5 + two 1-byte lengths");
+    assert!(is_one_minimal(&shrunk, &mut |c: &[u8]| two_keys(c)));
+}
+
+#[test]
+fn a_length_that_wraps_is_not_a_field_that_dropped() {
+    // The third string's length 29 is read modulo the bytes left: after
+    // deleting its last byte alone it wraps to 0, a shorter string that
+    // is no sign of a string taking the rest of the data.
+    let mut input = b"\x01KEY=\x01KEY=\x01".to_vec();
+    input.extend([0; 28]);
+    input.extend(b";\x1d\x04\x04");
+    assert!(two_keys(&input));
+    let mut typed = Typed::new(two_keys, |c: &[u8]| Some(format!("{:?}", decode_lines(c))));
+    let shrunk = shrink_choices(&input, &mut typed);
+    assert_eq!(decode_lines(&shrunk), ["KEY=", "KEY=;"]);
 }

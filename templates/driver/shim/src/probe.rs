@@ -25,9 +25,13 @@ pub struct Span {
 }
 
 /// Values a byte is replaced with when probing (those equal to the byte are
-/// skipped): the low bit (an `arbitrary` bool, a continuation flag), the
-/// high bit (an enum variant's most significant byte), both extremes.
-const PROBES: [fn(u8) -> u8; 4] = [|b| b ^ 0x01, |b| b ^ 0x80, |_| 0x00, |_| 0xff];
+/// skipped): the low bit (an `arbitrary` bool, a continuation flag), zero,
+/// then the high bit (an enum variant's most significant byte) and `0xff`.
+/// The first two keep an ASCII byte ASCII (see [`probe_spans`]).
+const PROBES: [fn(u8) -> u8; 4] = [|b| b ^ 0x01, |_| 0x00, |b| b ^ 0x80, |_| 0xff];
+
+/// How many of [`PROBES`] keep an ASCII byte ASCII.
+const ASCII_PROBES: usize = 2;
 
 /// What changing one byte did to the rendered value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,8 +68,14 @@ impl Effect {
 /// * anything else (a variant name, the number of elements, decoding
 ///   failing) → `SpanKind::Structural`, one span per byte.
 ///
-/// Neighbouring unused bytes form one span. This costs four decodes per
-/// byte; a typed fuzz target's driver does the same on its side.
+/// An ASCII byte whose two ASCII replacements change one literal token is
+/// a `Leaf` without the other two probes: a character of a `String`, whose
+/// contents `arbitrary` cuts at the first invalid UTF-8 byte (the rest is
+/// left for the next draws), so a non-ASCII replacement would make every
+/// character look structural.
+///
+/// Neighbouring unused bytes form one span. This costs up to four decodes
+/// per byte; a typed fuzz target's driver does the same on its side.
 pub fn probe_spans<F>(input: &[u8], mut render: F) -> Vec<Span>
 where
     F: FnMut(&[u8]) -> Option<String>,
@@ -76,7 +86,14 @@ where
     let mut effects = Vec::with_capacity(input.len());
     for (i, &byte) in input.iter().enumerate() {
         let mut effect = Effect::Unused;
-        for alternative in PROBES.map(|f| f(byte)) {
+        for (k, alternative) in PROBES.map(|f| f(byte)).into_iter().enumerate() {
+            if k == ASCII_PROBES && byte.is_ascii() && matches!(effect, Effect::Leaf(_)) {
+                // A character of a string: a non-ASCII byte would cut the
+                // string short (arbitrary keeps the valid UTF-8 prefix
+                // and leaves the rest unread), which reads as a change of
+                // structure although the byte is plain text.
+                break;
+            }
             if alternative == byte {
                 continue;
             }
