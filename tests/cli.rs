@@ -889,6 +889,102 @@ fn reduces_typed_target() {
     assert_reproduces(&output, &id, &[]);
 }
 
+/// The bytes `Vec<String>::arbitrary_take_rest` decodes to `lines`: a
+/// continuation byte and the characters of each line from the front, each
+/// line's byte length from the back (two big-endian bytes while more than
+/// 256 bytes are left at that point, else one), the first line's last.
+fn encode_lines(lines: &[Vec<u8>]) -> Vec<u8> {
+    let front: usize = lines.iter().map(|l| 1 + l.len()).sum();
+    // The widths depend on the total, which depends on the widths.
+    let mut widths = vec![2usize; lines.len()];
+    loop {
+        let total = front + widths.iter().sum::<usize>();
+        let (mut used_front, mut used_back) = (0, 0);
+        let next: Vec<usize> = lines
+            .iter()
+            .zip(&widths)
+            .map(|(line, &w)| {
+                let left = total - used_front - 1 - used_back;
+                used_front += 1 + line.len();
+                used_back += w;
+                if left <= 256 {
+                    1
+                } else {
+                    2
+                }
+            })
+            .collect();
+        if next == widths {
+            break;
+        }
+        widths = next;
+    }
+    let mut out = Vec::new();
+    for line in lines {
+        out.push(1);
+        out.extend(line);
+    }
+    for (line, &w) in lines.iter().zip(&widths).rev() {
+        let len = line.len() as u16;
+        out.extend(if w == 1 {
+            vec![len as u8]
+        } else {
+            len.to_be_bytes().to_vec()
+        });
+    }
+    out
+}
+
+#[test]
+fn reduces_long_strings_of_a_typed_target() {
+    // A `Vec<String>` of about 3 KB of ASCII lines, two of which set `HOME`:
+    // each string reads its length from the end of the input, so deleting
+    // characters misaligns everything unless that length drops too (ddmin
+    // alone stops at thousands of bytes, every one of them needed).
+    let test = "reduces_long_strings_of_a_typed_target";
+    let fx = fixture();
+    let _guard = lock_target("typed_env");
+    let mut rng = Rng::from_name(test);
+    let noise = b"abcdefghijklmnopqrstuvwxyz0123 ,.:";
+    let lines: Vec<Vec<u8>> = (0..12)
+        .map(|i| {
+            let mut line: Vec<u8> = if i == 3 || i == 9 {
+                b"HOME=".to_vec()
+            } else {
+                Vec::new()
+            };
+            let len = 150 + rng.below(180);
+            line.extend((0..len).map(|_| noise[rng.below(noise.len())]));
+            line
+        })
+        .collect();
+    let data = encode_lines(&lines);
+    assert!(data.len() > 2000, "{} bytes", data.len());
+    let artifact = fx.write_artifact("typed_env", test, &data);
+    let output = reduced_path(&artifact);
+
+    let original = classify_one(&artifact, None, &[]);
+    assert_eq!(
+        original["signature"]["message"], "variable set twice",
+        "{original}"
+    );
+    let id = identity(&original).unwrap();
+
+    let run = reduce(&artifact, &[]);
+    run.assert_code(0);
+    let v = run.message("reduce-finished");
+    check_finished(&v, "typed_env", &artifact, &output, data.len());
+    assert_eq!(v["strategy"], "choices", "{v}");
+    assert_eq!(sig_identity(&v["signature"]), id, "{v}");
+    // Two lines setting the empty name: continue, "=", continue, "=", and
+    // the two 1-byte lengths.
+    let debug: String = v["debug"].as_str().unwrap().split_whitespace().collect();
+    assert_eq!(debug, r#"["=","=",]"#, "{v}");
+    assert_eq!(std::fs::read(&output).unwrap().len(), 6, "{v}");
+    assert_unmodified(&artifact, &data);
+    assert_reproduces(&output, &id, &[]);
+}
+
 #[test]
 fn reduces_reject_target() {
     let test = "reduces_reject_target";

@@ -18,7 +18,8 @@
 //! A leaf that takes the rest of the data needs no field (deleting its last
 //! byte alone passes the same check). Then runs of bytes inside the leaf
 //! are deleted, front to back, with the field lowered to match, each
-//! success grown with `find_integer`.
+//! success grown with `find_integer`. A string shortened to nothing goes
+//! last, with its one-byte field.
 
 use super::edit::Edit;
 use super::passes::{max_int, read_int, write_int, Endian};
@@ -80,7 +81,35 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
                 hint = Some(at);
             }
         }
-        changed
+        self.drop_strings() || changed
+    }
+
+    /// Deletes a whole string element (the structural byte before it, a
+    /// continuation flag, and its characters, if any) together with a
+    /// trailing byte equal to its length: its one-byte field, which
+    /// [`delete_draws`](Self::delete_draws) cannot remove, since it only
+    /// adjusts the last byte. What is left once a string is shortened to
+    /// nothing.
+    fn drop_strings(&mut self) -> bool {
+        self.sweep(0, |s, units, p| {
+            let unit = units.list[p];
+            if !units.typed || unit.kind != SpanKind::Structural {
+                return Vec::new();
+            }
+            let end = match units.list.get(p + 1) {
+                Some(next) if next.kind == SpanKind::Leaf => next.end,
+                _ => unit.end,
+            };
+            let Ok(chars) = u8::try_from(end - unit.end) else {
+                return Vec::new();
+            };
+            let len = s.current.len();
+            (end.max(len.saturating_sub(FIELD_REACH))..len)
+                .rev()
+                .filter(|&t| s.current[t] == chars)
+                .map(|t| Edit::delete(unit.start, end).and_drop(t))
+                .collect()
+        })
     }
 
     /// How deleting inside `leaf` keeps the sequence aligned, if `leaf` is

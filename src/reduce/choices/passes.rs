@@ -178,7 +178,7 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     /// edits are tried as one list (the first that works is accepted), and
     /// the sweep resumes at the accepted position (minus `back`) until a
     /// whole pass over the units changes nothing more.
-    fn sweep(
+    pub(super) fn sweep(
         &mut self,
         back: usize,
         mut candidates: impl FnMut(&Self, &Units, usize) -> Vec<Edit>,
