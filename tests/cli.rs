@@ -983,6 +983,16 @@ fn reduces_long_strings_of_a_typed_target() {
     assert_eq!(std::fs::read(&output).unwrap().len(), 6, "{v}");
     assert_unmodified(&artifact, &data);
     assert_reproduces(&output, &id, &[]);
+
+    // Byte-level delta debugging alone: 1-minimal, and still long.
+    let tmp = tempfile::tempdir().unwrap();
+    let ddmin_out = tmp.path().join("ddmin");
+    let ddmin_out_arg = ddmin_out.display().to_string();
+    let run = reduce(&artifact, &["--strategy", "ddmin", "-o", &ddmin_out_arg]);
+    run.assert_code(0);
+    let ddmin_len = std::fs::read(&ddmin_out).unwrap().len();
+    eprintln!("ddmin alone: {} -> {ddmin_len} bytes", data.len());
+    assert!(ddmin_len > 1000, "ddmin alone reached {ddmin_len} bytes (2,282 when written)");
 }
 
 #[test]
