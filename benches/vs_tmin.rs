@@ -343,6 +343,17 @@ struct ToolRun {
 }
 
 impl ToolRun {
+    /// The progress line on stderr: `  <tool>: <secs>  <original> → <len> bytes`.
+    fn report(&self, tool: &str, original: usize) {
+        eprintln!(
+            "  {:<6} {:>7.2}s  {original} → {} bytes{}",
+            format!("{tool}:"),
+            self.secs,
+            self.len,
+            self.tests_note()
+        );
+    }
+
     fn tests_note(&self) -> String {
         self.finished
             .as_ref()
@@ -667,14 +678,9 @@ fn bytes_part(setup: &Setup) {
     for (i, (t, name, path, len)) in artifacts.iter().enumerate() {
         eprintln!("[{}/{n}] {name} ({len} bytes)", i + 1);
         let tmin = run_tmin(t.name, t.timeout, path, copy, tmp, name);
-        eprintln!("  tmin: {:>7.2}s  {len} → {} bytes", tmin.secs, tmin.len);
+        tmin.report("tmin", *len);
         let ours = run_ours(path, t.timeout, &[], copy, tmp, &format!("ours-{name}"));
-        eprintln!(
-            "  ours: {:>7.2}s  {len} → {} bytes{}",
-            ours.secs,
-            ours.len,
-            ours.tests_note()
-        );
+        ours.report("ours", *len);
 
         // Signatures: original, tmin's, ours, in one invocation.
         let sigs = classify(
@@ -919,7 +925,7 @@ fn typed_part(setup: &Setup) {
         eprintln!("[{}/{n}] {t} {label} ({len} bytes)", i + 1);
         let name = format!("{t}-{label}");
         let tmin = run_tmin(t, None, path, &setup.copy, tmp, &name);
-        eprintln!("  tmin:  {:>7.2}s  {len} → {} bytes", tmin.secs, tmin.len);
+        tmin.report("tmin", *len);
         let ddmin = run_ours(
             path,
             None,
@@ -928,19 +934,9 @@ fn typed_part(setup: &Setup) {
             tmp,
             &format!("ddmin-{name}"),
         );
-        eprintln!(
-            "  ddmin: {:>7.2}s  {len} → {} bytes{}",
-            ddmin.secs,
-            ddmin.len,
-            ddmin.tests_note()
-        );
+        ddmin.report("ddmin", *len);
         let ours = run_ours(path, None, &[], &setup.copy, tmp, &format!("ours-{name}"));
-        eprintln!(
-            "  ours:  {:>7.2}s  {len} → {} bytes{}",
-            ours.secs,
-            ours.len,
-            ours.tests_note()
-        );
+        ours.report("ours", *len);
         let sigs = classify(
             t,
             None,

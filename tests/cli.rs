@@ -992,7 +992,10 @@ fn reduces_long_strings_of_a_typed_target() {
     run.assert_code(0);
     let ddmin_len = std::fs::read(&ddmin_out).unwrap().len();
     eprintln!("ddmin alone: {} -> {ddmin_len} bytes", data.len());
-    assert!(ddmin_len > 1000, "ddmin alone reached {ddmin_len} bytes (2,282 when written)");
+    assert!(
+        ddmin_len > 1000,
+        "ddmin alone reached {ddmin_len} bytes (2,282 when written)"
+    );
 }
 
 #[test]
