@@ -512,19 +512,11 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
     /// narrowing once the oracle is exhausted.
     pub(crate) fn lowest_working(
         &mut self,
-        mut bad: u64,
-        mut good: u64,
-        mut f: impl FnMut(&mut Self, u64) -> bool,
+        bad: u64,
+        good: u64,
+        f: impl FnMut(&mut Self, u64) -> bool,
     ) -> u64 {
-        while good - bad > 1 && !self.exhausted() {
-            let middle = bad + (good - bad) / 2;
-            if f(self, middle) {
-                good = middle;
-            } else {
-                bad = middle;
-            }
-        }
-        good
+        self.bisect(good, bad, f)
     }
 
     /// The largest `n` in `1..=max` with `f(n)`, given that `f(1)` holds,
@@ -537,7 +529,7 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
         mut f: impl FnMut(&mut Self, usize) -> bool,
     ) -> usize {
         let mut good: usize = 1;
-        let mut bad = loop {
+        let bad = loop {
             let probe = good.saturating_mul(2).min(max);
             if probe <= good {
                 return good;
@@ -547,8 +539,22 @@ impl<'o, O: Oracle<u8> + ?Sized> Shrinker<'o, O> {
             }
             good = probe;
         };
-        while good + 1 < bad {
-            let middle = good + (bad - good) / 2;
+        let found = self.bisect(good as u64, bad as u64, |s, n| f(s, n as usize));
+        found as usize
+    }
+
+    /// Narrows `good` (where `f` holds) and `bad` (where it does not),
+    /// from either side, until they are neighbours, and returns `good`:
+    /// the boundary of a monotone `f`. Stops narrowing once the oracle is
+    /// exhausted.
+    fn bisect(
+        &mut self,
+        mut good: u64,
+        mut bad: u64,
+        mut f: impl FnMut(&mut Self, u64) -> bool,
+    ) -> u64 {
+        while good.abs_diff(bad) > 1 && !self.exhausted() {
+            let middle = good.min(bad) + good.abs_diff(bad) / 2;
             if f(self, middle) {
                 good = middle;
             } else {

@@ -253,8 +253,7 @@ fn the_characters_of_a_string_are_one_leaf() {
     let input = b"\x01ab;\x01x\x01\x03";
     assert_eq!(decode_lines(input), ["ab;", "x"]);
     let spans = probe_spans(input, |c: &[u8]| Some(format!("{:?}", decode_lines(c))));
-    let kinds: Vec<(usize, usize, SpanKind)> =
-        spans.iter().map(|s| (s.start, s.end, s.kind)).collect();
+    let kinds: Vec<_> = spans.iter().map(|s| (s.start, s.end, s.kind)).collect();
     // (The last string's length byte joins that string's leaf: changing
     // it changes that one string only.)
     assert_eq!(
@@ -273,8 +272,7 @@ fn the_characters_of_a_string_are_one_leaf() {
 fn spans_of_the_stack_machine() {
     // cont | u32 variant (3 unused low bytes, 1 structural) | payload
     let spans = probe_spans(&MINIMAL_STACK_CRASH[..6], render_ops);
-    let kinds: Vec<(usize, usize, SpanKind)> =
-        spans.iter().map(|s| (s.start, s.end, s.kind)).collect();
+    let kinds: Vec<_> = spans.iter().map(|s| (s.start, s.end, s.kind)).collect();
     assert_eq!(
         kinds,
         vec![
@@ -622,8 +620,7 @@ fn spans_are_cleaned_up() {
         ],
         8,
     );
-    let got: Vec<(usize, usize, SpanKind)> =
-        units.iter().map(|u| (u.start, u.end, u.kind)).collect();
+    let got: Vec<_> = units.iter().map(|u| (u.start, u.end, u.kind)).collect();
     assert_eq!(
         got,
         vec![
