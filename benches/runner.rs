@@ -19,6 +19,7 @@ fn executor(program: &std::path::Path) -> Executor {
         timeout: Duration::from_secs(5),
         rss_limit_mb: 2048,
         malloc_limit_mb: 0,
+        fork_server: true,
     })
     .expect("driver starts")
 }
@@ -44,8 +45,11 @@ fn main() {
     let dir = common::stable_copy("benches/fixtures/trivial", "trivial");
     let project = FuzzProject::load(&dir.join("fuzz/Cargo.toml")).expect("fixture project");
     let t = Instant::now();
-    let built =
-        driver::build(&project, "trivial", &BuildOptions::default()).expect("driver builds");
+    let none = BuildOptions {
+        sanitizer: Some("none".to_owned()),
+        ..BuildOptions::default()
+    };
+    let built = driver::build(&project, "trivial", &none).expect("driver builds");
     eprintln!("driver ready in {:.1}s", t.elapsed().as_secs_f64());
     let mut exec = executor(&built.binary);
     let mut rows = Vec::new();

@@ -164,9 +164,13 @@ pub struct Cli {
     #[arg(long)]
     pub no_default_features: bool,
 
-    /// Sanitizer: none (default here: works on stable), address, leak, memory, thread (nightly only).
+    /// Sanitizer: address (cargo fuzz's default: the target is built as `cargo fuzz build` builds it, with a nightly toolchain, the active one or `nightly` through rustup), leak, memory, thread, or none (a build without a sanitizer, on any toolchain).
     #[arg(long, short = 's', value_name = "SANITIZER")]
     pub sanitizer: Option<String>,
+
+    /// Start a new driver after every crash instead of forking a fresh child (for comparisons).
+    #[arg(long, hide = true)]
+    pub no_fork_server: bool,
 
     /// Where to generate and build the driver (default: <fuzz target dir>/reduce-crash).
     #[arg(long, value_name = "DIR")]
@@ -319,6 +323,7 @@ impl Cli {
                     None => None,
                 },
             },
+            fork_server: !self.no_fork_server,
         })
     }
 }

@@ -1,32 +1,84 @@
-//! Generates and builds the in-process driver for a fuzz target.
+//! Builds a fuzz target so that it runs in-process, many inputs per process.
 //!
-//! The driver is a small crate written under the target directory (never in
-//! the user's tree) from `templates/driver/`: one binary per fuzz target that
-//! includes the target file *unmodified* via `#[path]`, with a stand-in crate
-//! named `libfuzzer_sys` (the shim) so that `fuzz_target!` expands to plain
-//! functions the driver can call in a loop. It depends on everything the fuzz
-//! package depends on, with the fuzz workspace's `Cargo.lock` copied in so
-//! dependency versions match the real fuzz build.
+//! The target file is always compiled unmodified, as the crate root of its
+//! binary, exactly as `cargo fuzz build` compiles it; only `libfuzzer-sys`
+//! is replaced by a stand-in (the *shim*, `templates/driver/shim/`) whose
+//! `fuzz_target!` expands to plain functions and which provides the binary's
+//! `main`: the driver loop. Two ways to build it:
 //!
-//! It is built the way cargo-fuzz builds targets (release, `--cfg fuzzing`,
-//! debug assertions and overflow checks unless `-O`), minus libFuzzer itself
-//! and, unless coverage is asked for (corpus shrinking), the coverage
-//! instrumentation. Files are rewritten only when their
-//! contents change, so a second run is a no-op cargo build.
+//! * **As `cargo fuzz build` builds it** (the default when a nightly
+//!   toolchain is available, the active one or one installed through
+//!   rustup): the user's fuzz package itself, with cargo-fuzz's flags
+//!   (AddressSanitizer, SanitizerCoverage, `--cfg fuzzing`, debug
+//!   assertions, release with line tables, one codegen unit), in the same
+//!   target directory, with `libfuzzer-sys` patched to the shim through
+//!   `cargo --config`. Code, stack frames and sanitizer reports are those of
+//!   the binary that found the crash, and every dependency an earlier
+//!   `cargo fuzz build`/`run` compiled is reused: only the shim and the
+//!   target crate compile. The user's files stay untouched: the patched
+//!   resolution goes to a copy of `Cargo.lock` (nightly cargo's
+//!   `resolver.lockfile-path`), and the binary cargo links into
+//!   `<target>/<triple>/release/` is moved aside and the user's own put back.
+//! * **A generated package** (`--sanitizer none`, or no nightly toolchain):
+//!   a package written under the target directory whose binaries are the
+//!   target files, with the fuzz package's dependencies, features, edition
+//!   and `Cargo.lock`, built with stable-compatible flags in its own
+//!   directory. No sanitizer; the shim counts the heap instead.
+//!
+//! Files are rewritten only when their contents change, so a second run is a
+//! no-op cargo build.
 
 use crate::error::{Error, Result};
 use crate::project::{cargo, FuzzProject};
 use cargo_metadata::{DependencyKind, Message};
+use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 const SHIM_MANIFEST: &str = include_str!("../templates/driver/shim/Cargo.toml");
-const SHIM_LIB: &str = include_str!("../templates/driver/shim/src/lib.rs");
-const SHIM_DRIVER: &str = include_str!("../templates/driver/shim/src/__driver.rs");
-const SHIM_PROBE: &str = include_str!("../templates/driver/shim/src/probe.rs");
-const MAIN_TEMPLATE: &str = include_str!("../templates/driver/main.rs");
+const SHIM_FILES: &[(&str, &str)] = &[
+    (
+        "build.rs",
+        include_str!("../templates/driver/shim/build.rs"),
+    ),
+    (
+        "src/lib.rs",
+        include_str!("../templates/driver/shim/src/lib.rs"),
+    ),
+    (
+        "src/__driver.rs",
+        include_str!("../templates/driver/shim/src/__driver.rs"),
+    ),
+    (
+        "src/serve.rs",
+        include_str!("../templates/driver/shim/src/serve.rs"),
+    ),
+    (
+        "src/fork_server.rs",
+        include_str!("../templates/driver/shim/src/fork_server.rs"),
+    ),
+    (
+        "src/limits.rs",
+        include_str!("../templates/driver/shim/src/limits.rs"),
+    ),
+    (
+        "src/sancov.rs",
+        include_str!("../templates/driver/shim/src/sancov.rs"),
+    ),
+    (
+        "src/signals.rs",
+        include_str!("../templates/driver/shim/src/signals.rs"),
+    ),
+    (
+        "src/probe.rs",
+        include_str!("../templates/driver/shim/src/probe.rs"),
+    ),
+];
+
+/// The shim's version in a generated package (any version works there).
+const GENERATED_SHIM_VERSION: &str = "0.4.99";
 
 /// Build settings, named as cargo-fuzz names them.
 #[derive(Debug, Clone, Default)]
@@ -40,51 +92,191 @@ pub struct BuildOptions {
     pub features: Option<String>,
     pub all_features: bool,
     pub no_default_features: bool,
-    /// `-s/--sanitizer`: `none` (default here) or address/leak/memory/thread (nightly only).
+    /// `-s/--sanitizer`: `None` is `cargo fuzz build`'s default (address,
+    /// when a nightly toolchain is available); `none`, `address`, `leak`,
+    /// `memory`, `thread`.
     pub sanitizer: Option<String>,
-    /// `--target-dir`: where the driver is generated and built.
+    /// `--target-dir`: where to build (default: the fuzz workspace's own
+    /// target directory for the faithful build, `<it>/reduce-crash` for the
+    /// generated package).
     pub target_dir: Option<PathBuf>,
     pub no_cfg_fuzzing: bool,
     /// Print cargo's output while building.
     pub verbose: bool,
     /// Instrument with SanitizerCoverage 8-bit counters (cargo-fuzz's
     /// coverage flags) so the driver can report each input's coverage
-    /// features; built in its own directory (`build-cov`).
+    /// features; built as a generated package in its own directory
+    /// (`build-cov`).
     pub coverage: bool,
 }
 
 impl BuildOptions {
-    /// Flags to repeat in the "Reproduce with: cargo fuzz run …" line.
-    pub fn cargo_fuzz_flags(&self) -> Vec<String> {
-        let mut flags = Vec::new();
-        if self.dev {
-            flags.push("--dev".to_owned());
-        }
-        if self.release {
-            flags.push("-O".to_owned());
-        }
-        if self.debug_assertions {
-            flags.push("-a".to_owned());
-        }
-        if let Some(f) = &self.features {
-            flags.push(format!("--features={f}"));
-        }
-        if self.all_features {
-            flags.push("--all-features".to_owned());
-        }
-        if self.no_default_features {
-            flags.push("--no-default-features".to_owned());
-        }
-        // Without a sanitizer flag cargo-fuzz uses ASan, which needs nightly.
-        flags.push(format!(
-            "--sanitizer={}",
-            self.sanitizer.as_deref().unwrap_or("none")
-        ));
-        flags
-    }
-
     fn debug_assertions_on(&self) -> bool {
         !self.release || self.debug_assertions
+    }
+
+    /// The sanitizer asked for, `None` for cargo-fuzz's default.
+    fn sanitizer_asked(&self) -> Option<&str> {
+        self.sanitizer.as_deref()
+    }
+}
+
+/// How to run a nightly cargo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Toolchain {
+    /// The active toolchain is a nightly one.
+    Active,
+    /// An installed toolchain, run through `rustup run <name>`.
+    Rustup(String),
+}
+
+impl Toolchain {
+    /// `+nightly` for the reproduce line, when the active toolchain is not it.
+    pub fn plus(&self) -> Option<String> {
+        match self {
+            Toolchain::Active => None,
+            Toolchain::Rustup(name) => Some(format!("+{name}")),
+        }
+    }
+
+    fn cargo(&self) -> Command {
+        match self {
+            Toolchain::Active => Command::new(cargo()),
+            Toolchain::Rustup(name) => {
+                let mut cmd = Command::new(rustup());
+                cmd.args(["run", name, "cargo"]);
+                cmd
+            }
+        }
+    }
+}
+
+fn rustup() -> PathBuf {
+    if let Some(home) = std::env::var_os("CARGO_HOME") {
+        let p = Path::new(&home).join("bin").join("rustup");
+        if p.is_file() {
+            return p;
+        }
+    }
+    PathBuf::from("rustup")
+}
+
+/// A nightly toolchain to build with, if there is one: the active one, else
+/// `nightly` installed through rustup (as nearly every cargo-fuzz user has).
+pub fn find_nightly() -> Option<Toolchain> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let active = Command::new(rustc)
+        .arg("-vV")
+        .stderr(Stdio::null())
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("-nightly"))
+        .unwrap_or(false);
+    if active {
+        return Some(Toolchain::Active);
+    }
+    let installed = Command::new(rustup())
+        .args(["run", "nightly", "rustc", "-vV"])
+        .env("RUSTUP_AUTO_INSTALL", "0")
+        .stderr(Stdio::null())
+        .output()
+        .map(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("-nightly"))
+        .unwrap_or(false);
+    installed.then(|| Toolchain::Rustup("nightly".to_owned()))
+}
+
+/// Which way a target is built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildKind {
+    /// As `cargo fuzz build` builds it, with this sanitizer and toolchain.
+    CargoFuzz {
+        sanitizer: String,
+        toolchain: Toolchain,
+    },
+    /// A generated package, no sanitizer (stable).
+    Generated,
+}
+
+impl BuildKind {
+    /// One phrase for the status line.
+    pub fn describe(&self) -> String {
+        match self {
+            BuildKind::CargoFuzz {
+                sanitizer,
+                toolchain,
+            } => {
+                let channel = match toolchain {
+                    Toolchain::Active => "nightly".to_owned(),
+                    Toolchain::Rustup(name) => name.clone(),
+                };
+                format!(
+                    "as `cargo fuzz build` builds it ({channel}, {})",
+                    sanitizer_name(sanitizer)
+                )
+            }
+            BuildKind::Generated => "without a sanitizer".to_owned(),
+        }
+    }
+
+    pub fn sanitizer(&self) -> Option<&str> {
+        match self {
+            BuildKind::CargoFuzz { sanitizer, .. } => Some(sanitizer),
+            BuildKind::Generated => None,
+        }
+    }
+}
+
+fn sanitizer_name(s: &str) -> &str {
+    match s {
+        "address" => "AddressSanitizer",
+        "leak" => "LeakSanitizer",
+        "memory" => "MemorySanitizer",
+        "thread" => "ThreadSanitizer",
+        other => other,
+    }
+}
+
+/// What will be built, and why not the faithful build if it is not.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub kind: BuildKind,
+    /// Why the build differs from `cargo fuzz build`'s default (one line), if it does.
+    pub note: Option<String>,
+}
+
+/// Decides how to build: cargo-fuzz's default build (AddressSanitizer) on a
+/// nightly toolchain when there is one; `-s none`, coverage builds and
+/// machines without nightly get the generated package.
+pub fn plan(opts: &BuildOptions) -> Plan {
+    plan_with(opts, find_nightly)
+}
+
+fn plan_with(opts: &BuildOptions, nightly: impl FnOnce() -> Option<Toolchain>) -> Plan {
+    let generated = |note: Option<String>| Plan {
+        kind: BuildKind::Generated,
+        note,
+    };
+    if opts.coverage {
+        return generated(None);
+    }
+    let asked = opts.sanitizer_asked();
+    if asked == Some("none") {
+        return generated(None);
+    }
+    let sanitizer = asked.unwrap_or("address").to_owned();
+    match nightly() {
+        Some(toolchain) => Plan {
+            kind: BuildKind::CargoFuzz {
+                sanitizer,
+                toolchain,
+            },
+            note: None,
+        },
+        None => generated(Some(format!(
+            "no nightly toolchain: building without {} (cargo fuzz's default needs nightly), so \
+             memory errors it would report (heap-buffer-overflow, use-after-free, …) go unseen and \
+             stack depths differ; `rustup toolchain install nightly` for the faithful build",
+            sanitizer_name(&sanitizer)
+        ))),
     }
 }
 
@@ -94,11 +286,7 @@ pub struct Driver {
     pub binary: PathBuf,
     /// Did cargo have to compile anything?
     pub fresh: bool,
-}
-
-/// Where the driver crate for this project is generated.
-pub fn driver_dir(project: &FuzzProject, opts: &BuildOptions) -> PathBuf {
-    build_root(project, opts).join(format!("driver-{}", project.package.name))
+    pub kind: BuildKind,
 }
 
 fn build_root(project: &FuzzProject, opts: &BuildOptions) -> PathBuf {
@@ -108,36 +296,52 @@ fn build_root(project: &FuzzProject, opts: &BuildOptions) -> PathBuf {
     }
 }
 
-/// Writes the driver crate (if anything changed) and builds `target`.
+/// Where the generated package for this project is written.
+pub fn driver_dir(project: &FuzzProject, opts: &BuildOptions) -> PathBuf {
+    build_root(project, opts).join(format!("driver-{}", project.package.name))
+}
+
+/// Builds `target` as planned ([`plan`]).
 pub fn build(project: &FuzzProject, target: &str, opts: &BuildOptions) -> Result<Driver> {
+    let plan = plan(opts);
+    build_planned(project, target, opts, &plan.kind)
+}
+
+/// Builds `target` the way `kind` says.
+pub fn build_planned(
+    project: &FuzzProject,
+    target: &str,
+    opts: &BuildOptions,
+    kind: &BuildKind,
+) -> Result<Driver> {
     project.target(target)?;
-    let dir = driver_dir(project, opts);
-    generate(project, &dir)?;
-    let root = build_root(project, opts);
-    let build_dir = if opts.coverage { "build-cov" } else { "build" };
-    compile(project, &dir, &root.join(build_dir), target, opts)
-}
-
-/// Writes the driver crate into `dir`.
-pub fn generate(project: &FuzzProject, dir: &Path) -> Result<()> {
-    write_if_changed(&dir.join("shim/Cargo.toml"), SHIM_MANIFEST)?;
-    write_if_changed(&dir.join("shim/src/lib.rs"), SHIM_LIB)?;
-    write_if_changed(&dir.join("shim/src/__driver.rs"), SHIM_DRIVER)?;
-    write_if_changed(&dir.join("shim/src/probe.rs"), SHIM_PROBE)?;
-    for t in &project.targets {
-        let main = MAIN_TEMPLATE.replace("{{TARGET_PATH}}", &escape_path(&t.src_path));
-        write_if_changed(&dir.join(format!("bins/{}.rs", t.name)), &main)?;
+    match kind {
+        BuildKind::CargoFuzz {
+            sanitizer,
+            toolchain,
+        } => {
+            let Some(patch) = PatchSource::of(project) else {
+                // libfuzzer-sys from a path or under another name: no patch possible.
+                return build_generated(project, target, opts);
+            };
+            build_cargo_fuzz(project, target, opts, sanitizer, toolchain, &patch)
+        }
+        BuildKind::Generated => build_generated(project, target, opts),
     }
-    write_if_changed(&dir.join("Cargo.toml"), &manifest(project))?;
-    sync_lockfile(project, dir)?;
-    Ok(())
 }
 
-fn escape_path(p: &Path) -> String {
-    p.display()
-        .to_string()
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
+// ------------------------------------------------------------------ shim
+
+/// Writes the shim crate into `dir` with the given package version.
+fn write_shim(dir: &Path, version: &str) -> Result<()> {
+    write_if_changed(
+        &dir.join("Cargo.toml"),
+        &SHIM_MANIFEST.replace("{{VERSION}}", version),
+    )?;
+    for (path, contents) in SHIM_FILES {
+        write_if_changed(&dir.join(path), contents)?;
+    }
+    Ok(())
 }
 
 fn write_if_changed(path: &Path, contents: &str) -> Result<()> {
@@ -151,6 +355,373 @@ fn write_if_changed(path: &Path, contents: &str) -> Result<()> {
     std::fs::create_dir_all(path.parent().expect("file in a directory")).map_err(werr)?;
     // Atomic: concurrent runs may be building from this directory right now.
     crate::output::write_atomic(path, contents.as_bytes())
+}
+
+fn toml_str(s: &str) -> String {
+    serde_json::to_string(s).expect("strings serialize")
+}
+
+// ------------------------------------------------------------------ as cargo fuzz builds
+
+/// Where the fuzz package's `libfuzzer-sys` comes from, for `[patch]`.
+struct PatchSource {
+    /// The `[patch.<key>]` table: `crates-io`, a registry URL or a git URL.
+    key: String,
+    /// The version the shim must have to replace it.
+    version: String,
+}
+
+impl PatchSource {
+    fn of(project: &FuzzProject) -> Option<PatchSource> {
+        let dep = project.package.dependencies.iter().find(|d| {
+            d.kind == DependencyKind::Normal && d.name == "libfuzzer-sys" && d.rename.is_none()
+        })?;
+        let source = dep.source.as_deref()?;
+        let key = if source == "registry+https://github.com/rust-lang/crates.io-index"
+            || source == "sparse+https://index.crates.io/"
+        {
+            "crates-io".to_owned()
+        } else if let Some(git) = source.strip_prefix("git+") {
+            git.split(['?', '#']).next().unwrap_or(git).to_owned()
+        } else if let Some(url) = source
+            .strip_prefix("registry+")
+            .or_else(|| source.strip_prefix("sparse+"))
+        {
+            url.to_owned()
+        } else {
+            return None;
+        };
+        let lock = std::fs::read_to_string(project.workspace_root.join("Cargo.lock")).ok();
+        let version = lock
+            .as_deref()
+            .and_then(|l| locked_version(l, "libfuzzer-sys"))
+            .or_else(|| {
+                // No lockfile yet: any version the requirement accepts.
+                ["0.4.13", "0.4.99", "0.3.5"]
+                    .into_iter()
+                    .find(|v| {
+                        cargo_metadata::semver::Version::parse(v).is_ok_and(|v| dep.req.matches(&v))
+                    })
+                    .map(str::to_owned)
+            })?;
+        Some(PatchSource { key, version })
+    }
+
+    /// The `--config` value that patches `libfuzzer-sys` to `shim`.
+    fn config(&self, shim: &Path) -> String {
+        let key = if self.key == "crates-io" {
+            self.key.clone()
+        } else {
+            toml_str(&self.key)
+        };
+        format!(
+            "patch.{key}.libfuzzer-sys.path={}",
+            toml_str(&shim.display().to_string())
+        )
+    }
+}
+
+/// The version of `name` in a `Cargo.lock` (the first, if several).
+fn locked_version(lock: &str, name: &str) -> Option<String> {
+    let mut in_package = false;
+    let mut found = false;
+    for line in lock.lines() {
+        let line = line.trim();
+        if line == "[[package]]" {
+            in_package = true;
+            found = false;
+            continue;
+        }
+        if !in_package {
+            continue;
+        }
+        if let Some(v) = line.strip_prefix("name = ") {
+            found = v.trim_matches('"') == name;
+        } else if let Some(v) = line.strip_prefix("version = ") {
+            if found {
+                return Some(v.trim_matches('"').to_owned());
+            }
+        }
+    }
+    None
+}
+
+/// The RUSTFLAGS `cargo fuzz build` passes (cargo-fuzz 0.13, `project.rs`),
+/// in its order and spelling, so that cargo's fingerprints of every
+/// dependency match those of the user's own fuzz build.
+pub fn cargo_fuzz_rustflags(opts: &BuildOptions, sanitizer: &str, linux: bool) -> String {
+    let mut f = String::new();
+    f.push_str(" -Cpasses=sancov-module");
+    f.push_str(" -Cllvm-args=-sanitizer-coverage-level=4");
+    f.push_str(" -Cllvm-args=-sanitizer-coverage-inline-8bit-counters");
+    f.push_str(" -Cllvm-args=-sanitizer-coverage-pc-table");
+    f.push_str(" -Cllvm-args=-sanitizer-coverage-trace-compares");
+    if !opts.no_cfg_fuzzing {
+        f.push_str(" --cfg fuzzing");
+    }
+    f.push_str(" -Cllvm-args=-simplifycfg-branch-fold-threshold=0");
+    match sanitizer {
+        "none" => {}
+        "memory" => f.push_str(" -Zsanitizer=memory -Zsanitizer-memory-track-origins"),
+        s => {
+            let _ = write!(f, " -Zsanitizer={s}");
+        }
+    }
+    if linux {
+        f.push_str(" -Cllvm-args=-sanitizer-coverage-stack-depth");
+    }
+    if opts.debug_assertions_on() {
+        f.push_str(" -Cdebug-assertions");
+    }
+    if !opts.dev {
+        f.push_str(" -Ccodegen-units=1");
+    }
+    if let Ok(user) = std::env::var("RUSTFLAGS") {
+        f.push(' ');
+        f.push_str(&user);
+    }
+    f
+}
+
+fn build_cargo_fuzz(
+    project: &FuzzProject,
+    target: &str,
+    opts: &BuildOptions,
+    sanitizer: &str,
+    toolchain: &Toolchain,
+    patch: &PatchSource,
+) -> Result<Driver> {
+    let target_dir = opts
+        .target_dir
+        .clone()
+        .unwrap_or_else(|| project.target_directory.clone());
+    let ours = target_dir.join("reduce-crash");
+    let shim = ours.join("libfuzzer-sys-shim");
+    write_shim(&shim, &patch.version)?;
+    let lockfile = sync_lockfile_copy(project, &ours.join("lock").join(&project.package.name))?;
+
+    let triple = host_triple()?;
+    let mut cmd = toolchain.cargo();
+    cmd.arg("build")
+        .arg("--manifest-path")
+        .arg(&project.manifest)
+        .arg("--target")
+        .arg(&triple);
+    if !opts.dev {
+        cmd.args([
+            "--release",
+            "--config",
+            "profile.release.debug=\"line-tables-only\"",
+        ]);
+    }
+    if opts.no_default_features {
+        cmd.arg("--no-default-features");
+    }
+    if opts.all_features {
+        cmd.arg("--all-features");
+    }
+    if let Some(f) = &opts.features {
+        cmd.arg("--features").arg(f);
+    }
+    if sanitizer == "memory" {
+        cmd.args(["-Z", "build-std"]);
+    }
+    if let Some(dir) = &opts.target_dir {
+        cmd.arg("--target-dir").arg(dir);
+    }
+    cmd.arg("--bin")
+        .arg(target)
+        .arg("-Zunstable-options")
+        .arg("--config")
+        .arg(format!(
+            "resolver.lockfile-path={}",
+            toml_str(&lockfile.display().to_string())
+        ))
+        .arg("--config")
+        .arg(patch.config(&shim))
+        .arg("--message-format=json-render-diagnostics")
+        .env(
+            "RUSTFLAGS",
+            cargo_fuzz_rustflags(opts, sanitizer, triple.contains("-linux-")),
+        );
+    if matches!(toolchain, Toolchain::Rustup(_)) {
+        // The stable toolchain's tools must not leak into the nightly build.
+        cmd.env_remove("RUSTC")
+            .env_remove("RUSTDOC")
+            .env_remove("CARGO");
+    }
+    let profile = if opts.dev { "debug" } else { "release" };
+    let uplifted = target_dir.join(&triple).join(profile).join(target);
+    let users = UsersBinary::before_build(&uplifted, &ours.join("bin").join(&triple).join(target));
+    let built = run_cargo(cmd, target, opts.verbose)?;
+    let binary = users.after_build(&built.binary)?;
+    Ok(Driver {
+        binary,
+        fresh: built.fresh,
+        kind: BuildKind::CargoFuzz {
+            sanitizer: sanitizer.to_owned(),
+            toolchain: toolchain.clone(),
+        },
+    })
+}
+
+/// Copies the fuzz workspace's `Cargo.lock` to `dir/Cargo.lock` when it
+/// changed since the last copy; the patched resolution is written there,
+/// never to the user's file.
+fn sync_lockfile_copy(project: &FuzzProject, dir: &Path) -> Result<PathBuf> {
+    let copy = dir.join("Cargo.lock");
+    let source = project.workspace_root.join("Cargo.lock");
+    let seen = dir.join("Cargo.lock.source");
+    match std::fs::read_to_string(&source) {
+        Ok(lock) => {
+            if std::fs::read_to_string(&seen).ok().as_deref() != Some(lock.as_str())
+                || !copy.exists()
+            {
+                write_if_changed(&copy, &lock)?;
+                write_if_changed(&seen, &lock)?;
+            }
+        }
+        Err(_) => {
+            // No lockfile: cargo resolves afresh into the copy.
+            std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+                path: dir.to_owned(),
+                source,
+            })?;
+        }
+    }
+    Ok(copy)
+}
+
+/// The binary cargo links into `<target>/<triple>/release/<name>` is the
+/// user's fuzzer, used by `cargo fuzz run` and by people running it by hand.
+/// Our build writes its driver there; afterwards the driver is linked to a
+/// place of ours and the user's binary (still in `deps/`, found by its inode)
+/// is put back, or the path removed if there was none.
+struct UsersBinary {
+    uplifted: PathBuf,
+    ours: PathBuf,
+    inode: Option<u64>,
+}
+
+impl UsersBinary {
+    fn before_build(uplifted: &Path, ours: &Path) -> UsersBinary {
+        use std::os::unix::fs::MetadataExt;
+        let inode = |p: &Path| std::fs::metadata(p).ok().map(|m| m.ino());
+        let current = inode(uplifted);
+        // A run interrupted after its build left our driver there: not the user's.
+        let users = match current {
+            Some(i) if inode(ours) != Some(i) => Some(i),
+            _ => None,
+        };
+        UsersBinary {
+            uplifted: uplifted.to_owned(),
+            ours: ours.to_owned(),
+            inode: users,
+        }
+    }
+
+    fn after_build(&self, built: &Path) -> Result<PathBuf> {
+        use std::os::unix::fs::MetadataExt;
+        let werr = |path: &Path| {
+            let path = path.to_owned();
+            move |source| Error::Write { path, source }
+        };
+        std::fs::create_dir_all(self.ours.parent().expect("in a directory"))
+            .map_err(werr(&self.ours))?;
+        let tmp = self
+            .ours
+            .with_extension(format!("tmp{}", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        if std::fs::hard_link(built, &tmp).is_err() {
+            std::fs::copy(built, &tmp).map_err(werr(&tmp))?;
+        }
+        std::fs::rename(&tmp, &self.ours).map_err(werr(&self.ours))?;
+        if built != self.uplifted {
+            return Ok(self.ours.clone());
+        }
+        let deps = self.uplifted.with_file_name("deps");
+        let name = self
+            .uplifted
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let users = self.inode.and_then(|ino| {
+            std::fs::read_dir(&deps).ok()?.flatten().find_map(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                let ok = n.starts_with(&format!("{name}-")) && !n.ends_with(".d");
+                (ok && e.metadata().ok()?.ino() == ino).then(|| e.path())
+            })
+        });
+        match users {
+            Some(original) => {
+                let tmp = self
+                    .uplifted
+                    .with_file_name(format!(".{name}.reduce-crash-{}", std::process::id()));
+                let _ = std::fs::remove_file(&tmp);
+                if std::fs::hard_link(&original, &tmp).is_ok() {
+                    let _ = std::fs::rename(&tmp, &self.uplifted);
+                }
+            }
+            None => {
+                let _ = std::fs::remove_file(&self.uplifted);
+            }
+        }
+        Ok(self.ours.clone())
+    }
+}
+
+// ------------------------------------------------------------------ generated package
+
+fn build_generated(project: &FuzzProject, target: &str, opts: &BuildOptions) -> Result<Driver> {
+    let dir = driver_dir(project, opts);
+    generate(project, &dir)?;
+    let root = build_root(project, opts);
+    let build_dir = if opts.coverage { "build-cov" } else { "build" };
+    let triple = host_triple()?;
+    let mut cmd = Command::new(cargo());
+    cmd.arg("build")
+        .arg("--manifest-path")
+        .arg(dir.join("Cargo.toml"))
+        .arg("--bin")
+        .arg(target)
+        .arg("--target")
+        .arg(&triple)
+        .arg("--target-dir")
+        .arg(root.join(build_dir))
+        .arg("--message-format=json-render-diagnostics");
+    if !opts.dev {
+        cmd.arg("--release");
+    }
+    if let Some(f) = &opts.features {
+        cmd.arg("--features").arg(f);
+    }
+    if opts.all_features {
+        cmd.arg("--all-features");
+    }
+    if opts.no_default_features {
+        cmd.arg("--no-default-features");
+    }
+    cmd.env(
+        "CARGO_ENCODED_RUSTFLAGS",
+        generated_rustflags(project, opts).join("\x1f"),
+    )
+    .env_remove("RUSTFLAGS")
+    .env_remove("CARGO_BUILD_RUSTFLAGS")
+    .env_remove("CARGO_TARGET_DIR");
+    let built = run_cargo(cmd, target, opts.verbose)?;
+    Ok(Driver {
+        binary: built.binary,
+        fresh: built.fresh,
+        kind: BuildKind::Generated,
+    })
+}
+
+/// Writes the generated package into `dir`.
+pub fn generate(project: &FuzzProject, dir: &Path) -> Result<()> {
+    write_shim(&dir.join("shim"), GENERATED_SHIM_VERSION)?;
+    write_if_changed(&dir.join("Cargo.toml"), &manifest(project))?;
+    sync_lockfile(project, dir)?;
+    Ok(())
 }
 
 /// Copies the fuzz workspace's `Cargo.lock` when it changed since last time,
@@ -168,12 +739,9 @@ fn sync_lockfile(project: &FuzzProject, dir: &Path) -> Result<()> {
     write_if_changed(&seen, &lock)
 }
 
-fn toml_str(s: &str) -> String {
-    serde_json::to_string(s).expect("strings serialize")
-}
-
-/// The driver's `Cargo.toml`: the fuzz package's dependencies and features,
-/// `libfuzzer-sys` replaced by the shim, one `[[bin]]` per target.
+/// The generated package's `Cargo.toml`: the fuzz package's dependencies,
+/// features and edition, `libfuzzer-sys` replaced by the shim, one `[[bin]]`
+/// per target whose crate root is the target file itself.
 pub fn manifest(project: &FuzzProject) -> String {
     let pkg = &project.package;
     let mut out = String::new();
@@ -190,9 +758,13 @@ pub fn manifest(project: &FuzzProject) -> String {
     );
     let _ = writeln!(out, "version = \"0.0.0\"\npublish = false");
     let _ = writeln!(out, "edition = {}", toml_str(pkg.edition.as_str()));
-    let _ = writeln!(out, "autobins = false\n\n[workspace]\n");
+    let _ = writeln!(
+        out,
+        "autobins = false\nautoexamples = false\nautotests = false\nautobenches = false\n\n[workspace]\nexclude = [\"shim\"]\n"
+    );
 
-    let mut shim_features: Vec<String> = Vec::new();
+    let mut shim_features: Vec<String> = vec!["limited-alloc".to_owned()];
+    let mut shim_default_features = true;
     let mut sections: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     for dep in &pkg.dependencies {
         if dep.kind != DependencyKind::Normal {
@@ -206,6 +778,7 @@ pub fn manifest(project: &FuzzProject) -> String {
                     .filter(|f| *f == "arbitrary-derive" || *f == "link_libfuzzer")
                     .cloned(),
             );
+            shim_default_features = dep.uses_default_features;
             continue;
         }
         let section = match &dep.target {
@@ -217,10 +790,13 @@ pub fn manifest(project: &FuzzProject) -> String {
             .or_default()
             .push(dependency_line(&key, dep));
     }
-    let shim =
-        format!(
-        "libfuzzer-sys = {{ package = \"rc-libfuzzer-shim\", path = \"shim\", features = [{}] }}",
-        shim_features.iter().map(|f| toml_str(f)).collect::<Vec<_>>().join(", ")
+    let shim = format!(
+        "libfuzzer-sys = {{ path = \"shim\", default-features = {shim_default_features}, features = [{}] }}",
+        shim_features
+            .iter()
+            .map(|f| toml_str(f))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     sections
         .entry("dependencies".to_owned())
@@ -252,7 +828,7 @@ pub fn manifest(project: &FuzzProject) -> String {
             out,
             "[[bin]]\nname = {}\npath = {}\ntest = false\ndoc = false\nbench = false\n",
             toml_str(&t.name),
-            toml_str(&format!("bins/{}.rs", t.name))
+            toml_str(&t.src_path.display().to_string())
         );
     }
     let _ = writeln!(
@@ -305,23 +881,10 @@ fn dependency_line(key: &str, dep: &cargo_metadata::Dependency) -> String {
     format!("{} = {{ {} }}", toml_str(key), fields.join(", "))
 }
 
-/// The host triple, as cargo-fuzz passes `--target` explicitly (so RUSTFLAGS
-/// do not reach build scripts and proc-macros).
-fn host_triple() -> Result<String> {
-    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let out = Command::new(rustc)
-        .arg("-vV")
-        .output()
-        .map_err(|e| Error::Cargo(format!("cannot run rustc -vV: {e}")))?;
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
-        .ok_or_else(|| Error::Cargo("rustc -vV printed no host triple".into()))
-}
-
-/// The flags cargo-fuzz would pass (minus coverage instrumentation), plus a
-/// path remapping, then the user's own `RUSTFLAGS`.
-fn rustflags(project: &FuzzProject, opts: &BuildOptions) -> Vec<String> {
+/// The generated package's flags: cargo-fuzz's semantics without a
+/// sanitizer (and, unless coverage is asked for, without instrumentation),
+/// plus a path remapping, then the user's own `RUSTFLAGS`.
+fn generated_rustflags(project: &FuzzProject, opts: &BuildOptions) -> Vec<String> {
     let mut flags: Vec<String> = Vec::new();
     if !opts.no_cfg_fuzzing {
         flags.extend(["--cfg".into(), "fuzzing".into()]);
@@ -330,13 +893,9 @@ fn rustflags(project: &FuzzProject, opts: &BuildOptions) -> Vec<String> {
         // -Cdebug-assertions implies overflow checks, as in cargo-fuzz.
         flags.push("-Cdebug-assertions".into());
     }
-    match opts.sanitizer.as_deref() {
-        None | Some("none") => {}
-        Some(s) => flags.push(format!("-Zsanitizer={s}")),
-    }
     if opts.coverage {
         // cargo-fuzz's instrumentation, minus the parts that need libFuzzer's
-        // runtime (comparison tracing, stack depth); the driver defines the
+        // runtime (comparison tracing, stack depth); the shim defines the
         // counter registration hook itself.
         flags.extend(
             [
@@ -364,53 +923,38 @@ fn rustflags(project: &FuzzProject, opts: &BuildOptions) -> Vec<String> {
     flags
 }
 
-fn compile(
-    project: &FuzzProject,
-    dir: &Path,
-    target_dir: &Path,
-    target: &str,
-    opts: &BuildOptions,
-) -> Result<Driver> {
-    let triple = host_triple()?;
-    let mut cmd = Command::new(cargo());
-    cmd.arg("build")
-        .arg("--manifest-path")
-        .arg(dir.join("Cargo.toml"))
-        .arg("--bin")
-        .arg(target)
-        .arg("--target")
-        .arg(&triple)
-        .arg("--target-dir")
-        .arg(target_dir)
-        .arg("--message-format=json-render-diagnostics");
-    if !opts.dev {
-        cmd.arg("--release");
-    }
-    if let Some(f) = &opts.features {
-        cmd.arg("--features").arg(f);
-    }
-    if opts.all_features {
-        cmd.arg("--all-features");
-    }
-    if opts.no_default_features {
-        cmd.arg("--no-default-features");
-    }
-    cmd.env(
-        "CARGO_ENCODED_RUSTFLAGS",
-        rustflags(project, opts).join("\x1f"),
-    )
-    .env_remove("RUSTFLAGS")
-    .env_remove("CARGO_BUILD_RUSTFLAGS")
-    .env_remove("CARGO_TARGET_DIR")
-    .stdout(Stdio::piped())
-    .stderr(if opts.verbose {
+// ------------------------------------------------------------------ running cargo
+
+/// The host triple, as cargo-fuzz passes `--target` explicitly (so RUSTFLAGS
+/// do not reach build scripts and proc-macros).
+fn host_triple() -> Result<String> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let out = Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .map_err(|e| Error::Cargo(format!("cannot run rustc -vV: {e}")))?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+        .ok_or_else(|| Error::Cargo("rustc -vV printed no host triple".into()))
+}
+
+struct Built {
+    binary: PathBuf,
+    fresh: bool,
+}
+
+/// Runs a `cargo build --message-format=json…` and returns the binary.
+fn run_cargo(mut cmd: Command, target: &str, verbose: bool) -> Result<Built> {
+    cmd.stdout(Stdio::piped()).stderr(if verbose {
         Stdio::inherit()
     } else {
         Stdio::piped()
     });
+    let program: OsString = cmd.get_program().to_owned();
     let mut child = cmd
         .spawn()
-        .map_err(|e| Error::Cargo(format!("cannot run {}: {e}", cargo().display())))?;
+        .map_err(|e| Error::Cargo(format!("cannot run {}: {e}", Path::new(&program).display())))?;
     // Drain stderr concurrently so cargo never blocks on a full pipe.
     let stderr_thread = child.stderr.take().map(|mut s| {
         std::thread::spawn(move || {
@@ -439,7 +983,7 @@ fn compile(
         .and_then(|t| t.join().ok())
         .unwrap_or_default();
     match binary {
-        Some(binary) if status.success() => Ok(Driver { binary, fresh }),
+        Some(binary) if status.success() => Ok(Built { binary, fresh }),
         _ => Err(Error::Build {
             target: target.to_owned(),
             diagnostics,
@@ -447,12 +991,66 @@ fn compile(
     }
 }
 
-/// Is a nightly toolchain active (needed for sanitizers)?
-pub fn nightly_available() -> bool {
-    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    Command::new(rustc)
-        .arg("-vV")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).contains("-nightly"))
-        .unwrap_or(false)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_build_is_cargo_fuzz_s_when_nightly_is_there() {
+        let nightly = || Some(Toolchain::Rustup("nightly".into()));
+        let default = plan_with(&BuildOptions::default(), nightly);
+        assert_eq!(
+            default.kind,
+            BuildKind::CargoFuzz {
+                sanitizer: "address".into(),
+                toolchain: Toolchain::Rustup("nightly".into())
+            }
+        );
+        assert!(default.note.is_none());
+        let none = BuildOptions {
+            sanitizer: Some("none".into()),
+            ..Default::default()
+        };
+        assert_eq!(plan_with(&none, nightly).kind, BuildKind::Generated);
+        let stable = plan_with(&BuildOptions::default(), || None);
+        assert_eq!(stable.kind, BuildKind::Generated);
+        let note = stable.note.unwrap();
+        assert!(
+            note.contains("no nightly toolchain")
+                && note.contains("rustup toolchain install nightly"),
+            "{note}"
+        );
+        assert!(!note.contains('\n'));
+    }
+
+    #[test]
+    fn rustflags_are_cargo_fuzz_s_in_its_order() {
+        let flags = cargo_fuzz_rustflags(&BuildOptions::default(), "address", true);
+        let user = std::env::var("RUSTFLAGS")
+            .map(|u| format!(" {u}"))
+            .unwrap_or_default();
+        assert_eq!(
+            flags,
+            format!(
+                " -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+                 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters \
+                 -Cllvm-args=-sanitizer-coverage-pc-table \
+                 -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing \
+                 -Cllvm-args=-simplifycfg-branch-fold-threshold=0 -Zsanitizer=address \
+                 -Cllvm-args=-sanitizer-coverage-stack-depth -Cdebug-assertions -Ccodegen-units=1{user}"
+            )
+        );
+    }
+
+    #[test]
+    fn locked_versions_are_read_from_the_lockfile() {
+        let lock = "version = 4\n\n[[package]]\nname = \"arbitrary\"\nversion = \"1.5.0\"\n\n\
+                    [[package]]\nname = \"libfuzzer-sys\"\nversion = \"0.4.13\"\nsource = \"x\"\n";
+        assert_eq!(
+            locked_version(lock, "libfuzzer-sys").as_deref(),
+            Some("0.4.13")
+        );
+        assert_eq!(locked_version(lock, "arbitrary").as_deref(), Some("1.5.0"));
+        assert_eq!(locked_version(lock, "cc"), None);
+    }
 }

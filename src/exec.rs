@@ -1,14 +1,19 @@
 //! Runs inputs through a long-lived driver process and classifies outcomes.
 //!
-//! The driver (generated from `templates/driver/`) hosts the fuzz target and
-//! runs many inputs per process, catching panics in-process. What it cannot
-//! survive (abort, stack overflow, fatal signals, the memory limit, a hang)
-//! kills it: the executor notices, classifies the death from the exit status
-//! and the driver's stderr, starts a fresh driver, and carries on.
+//! The driver (built by [`crate::driver`]) hosts the fuzz target and runs
+//! many inputs per process, catching panics in-process. What a process
+//! cannot survive (a sanitizer report, an abort, a stack overflow, a fatal
+//! signal, a memory limit, a hang) kills it. With the driver's fork server
+//! (the default), only a forked child dies: the server reports the death
+//! and forks a fresh child in microseconds; a hang is killed at its
+//! deadline the same way. Without it, the whole driver dies and a new one is
+//! started. Either way the death is classified from the exit status and
+//! what the process printed ([`crate::crash_report`]).
 //!
 //! The wire protocol is documented in `templates/driver/shim/src/__driver.rs`.
 //! This module knows nothing about reduction.
 
+use crate::crash_report::{self, Symbolizer};
 use crate::oracle::{Span, SpanKind};
 use crate::outcome::{CrashKind, Outcome, Signature};
 use std::collections::{HashMap, VecDeque};
@@ -30,16 +35,35 @@ const SPIN: Duration = Duration::from_micros(50);
 /// How long a fresh driver may take to start (its `init:` block included).
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long the fork server may take to report a child we killed.
+const KILL_GRACE: Duration = Duration::from_secs(5);
+
 #[derive(Debug, Clone)]
 pub struct ExecConfig {
     /// The built driver binary.
     pub program: PathBuf,
     /// Per-input time limit.
     pub timeout: Duration,
-    /// Live heap limit in MiB (libFuzzer's `-rss_limit_mb`); 0 = none.
+    /// Memory limit in MiB (libFuzzer's `-rss_limit_mb`); 0 = none.
     pub rss_limit_mb: u64,
     /// Largest single allocation in MiB (`-malloc_limit_mb`); 0 = same as rss.
     pub malloc_limit_mb: u64,
+    /// Restart after a death by forking the driver's clean state (the
+    /// default) instead of starting a new driver process.
+    pub fork_server: bool,
+}
+
+impl ExecConfig {
+    /// A configuration with libFuzzer's default limits and the fork server on.
+    pub fn new(program: PathBuf, timeout: Duration) -> ExecConfig {
+        ExecConfig {
+            program,
+            timeout,
+            rss_limit_mb: 2048,
+            malloc_limit_mb: 0,
+            fork_server: true,
+        }
+    }
 }
 
 /// One input's outcome and how long it ran.
@@ -71,7 +95,11 @@ pub struct ExecStats {
     pub executions: u64,
     /// Inputs answered from the value cache instead.
     pub value_cache_hits: u64,
+    /// Fresh processes to run inputs after the first: forks of the fork
+    /// server, or new drivers without one.
     pub restarts: u64,
+    /// Driver processes started (exec'd), the first included.
+    pub spawns: u64,
 }
 
 /// Owns the driver process.
@@ -79,12 +107,13 @@ pub struct Executor {
     config: ExecConfig,
     driver: Option<Driver>,
     typed: bool,
-    starts: u64,
     stats: ExecStats,
     /// Use value-level caching for typed targets (`V` batches).
     value_cache: bool,
     /// Values known to kill the driver, and how.
     fatal_values: HashMap<u64, Signature>,
+    /// Turns addresses in crash reports into functions and lines.
+    symbolizer: Symbolizer,
 }
 
 struct Driver {
@@ -93,19 +122,44 @@ struct Driver {
     reader: FrameReader,
     stderr: Arc<Mutex<VecDeque<u8>>>,
     stderr_thread: Option<JoinHandle<()>>,
+    /// The process that runs inputs: a fork server's current child, or the
+    /// driver itself.
+    runner: u32,
+    fork_server: bool,
+}
+
+/// A fork server's report that its child died.
+#[derive(Debug, Clone)]
+struct Death {
+    status: ExitStatus,
+    phase: Phase,
+    printed: String,
+    next: u32,
+}
+
+/// What the dead child was doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Waiting for a request: one sent meanwhile is served by the next child.
+    Idle,
+    /// Working on the current request: the death is its doing.
+    Busy,
+    /// Part-way through reading a request: the pipe is out of step.
+    Reading,
 }
 
 impl Executor {
     /// Starts the driver once to check that it works.
     pub fn new(config: ExecConfig) -> Result<Self, ExecError> {
+        let symbolizer = Symbolizer::new(&config.program);
         let mut exec = Executor {
             config,
             driver: None,
             typed: false,
-            starts: 0,
             stats: ExecStats::default(),
             value_cache: false,
             fatal_values: HashMap::new(),
+            symbolizer,
         };
         exec.ensure_driver()?;
         Ok(exec)
@@ -126,9 +180,34 @@ impl Executor {
         self.value_cache = on && self.typed;
     }
 
-    /// Stops the current driver; the next input starts a fresh one.
+    /// Whether inputs run in a fork server's children.
+    pub fn forks(&self) -> bool {
+        self.driver.as_ref().is_some_and(|d| d.fork_server)
+    }
+
+    /// The next input runs in a fresh process: a new child of the fork
+    /// server (which never ran an input), or a new driver.
     pub fn restart(&mut self) {
-        self.kill_driver();
+        let fresh_child = match self.driver.as_mut() {
+            Some(d) if d.fork_server => {
+                d.kill_runner();
+                let deadline = Instant::now() + KILL_GRACE;
+                match d.reader.read_frame(deadline) {
+                    Ok(Frame::Death(death)) => {
+                        d.runner = death.next;
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
+        };
+        if fresh_child {
+            self.stats.restarts += 1;
+            self.send_fatal_keys();
+        } else {
+            self.kill_driver();
+        }
     }
 
     /// Whether the target takes a typed (`Arbitrary`) argument.
@@ -150,103 +229,171 @@ impl Executor {
     /// input executed: all of them, or up to and including the first crash.
     pub fn run_batch(&mut self, inputs: &[&[u8]]) -> Result<Vec<Run>, ExecError> {
         let mut runs = Vec::with_capacity(inputs.len());
-        if inputs.is_empty() {
-            return Ok(runs);
+        // Resent (from the first unanswered input) when a driver had to be
+        // replaced before it read the whole request.
+        let mut send = true;
+        let mut retries = 0;
+        let mut running_key: Option<u64> = None;
+        while runs.len() < inputs.len() {
+            if send {
+                self.send_rest(&inputs[runs.len()..])?;
+                send = false;
+            }
+            let deadline = Instant::now() + self.config.timeout;
+            let frame = self.driver_mut().reader.read_frame(deadline);
+            let run = match frame {
+                Ok(Frame::Key(k)) => {
+                    running_key = Some(k);
+                    continue;
+                }
+                Ok(Frame::Done {
+                    outcome,
+                    elapsed,
+                    cached,
+                }) => Run {
+                    outcome,
+                    elapsed,
+                    cached,
+                },
+                Ok(Frame::KnownFatal(k)) => match self.fatal_values.get(&k) {
+                    Some(sig) => Run {
+                        outcome: Outcome::Crash(sig.clone()),
+                        elapsed: Duration::ZERO,
+                        cached: true,
+                    },
+                    None => {
+                        // Cannot happen (the parent told the driver); be safe.
+                        self.kill_driver();
+                        return Err(
+                            self.startup_error("the driver reported an unknown fatal value")
+                        );
+                    }
+                },
+                Ok(Frame::Death(death)) => match death.phase {
+                    Phase::Idle => {
+                        // Died between requests (killed from outside): the
+                        // request is still in the pipe, for the next child.
+                        self.driver_mut().runner = death.next;
+                        self.stats.restarts += 1;
+                        continue;
+                    }
+                    Phase::Reading => {
+                        self.kill_driver();
+                        retries += 1;
+                        if retries > 3 {
+                            return Err(
+                                self.startup_error("the driver keeps dying while reading inputs")
+                            );
+                        }
+                        send = true;
+                        continue;
+                    }
+                    Phase::Busy => {
+                        self.driver_mut().runner = death.next;
+                        self.stats.restarts += 1;
+                        let sig = crash_report::classify_death(
+                            Some(death.status),
+                            &death.printed,
+                            &mut self.symbolizer,
+                        );
+                        self.after_death(running_key.take(), &sig);
+                        self.send_fatal_keys();
+                        Run {
+                            outcome: Outcome::Crash(sig),
+                            elapsed: Duration::ZERO,
+                            cached: false,
+                        }
+                    }
+                },
+                Err(ReadError::Timeout) => {
+                    let sig = Signature::new(CrashKind::Timeout);
+                    self.kill_hung_runner();
+                    self.after_death(running_key.take(), &sig);
+                    Run {
+                        outcome: Outcome::Crash(sig),
+                        elapsed: self.config.timeout,
+                        cached: false,
+                    }
+                }
+                Err(ReadError::Closed) => {
+                    let sig = self.reap_dead_driver();
+                    self.after_death(running_key.take(), &sig);
+                    Run {
+                        outcome: Outcome::Crash(sig),
+                        elapsed: Duration::ZERO,
+                        cached: false,
+                    }
+                }
+            };
+            if run.cached {
+                self.stats.value_cache_hits += 1;
+            } else {
+                self.stats.executions += 1;
+            }
+            let crashed = matches!(run.outcome, Outcome::Crash(_));
+            runs.push(run);
+            if crashed {
+                // A crash ends the batch inside the driver; nothing else is pending.
+                break;
+            }
         }
+        Ok(runs)
+    }
+
+    /// Sends a batch, starting a driver first if there is none (and once
+    /// more if the running one turns out to be dead).
+    fn send_rest(&mut self, inputs: &[&[u8]]) -> Result<(), ExecError> {
         let request = if self.value_cache { b'V' } else { b'R' };
         self.ensure_driver()?;
         if self.driver_mut().send_batch(request, inputs).is_err() {
-            // The driver died between batches; restart it and retry once.
             self.kill_driver();
             self.ensure_driver()?;
             self.driver_mut()
                 .send_batch(request, inputs)
-                .map_err(|e| ExecError::Startup {
-                    path: self.config.program.clone(),
-                    detail: format!("cannot send inputs: {e}"),
-                })?;
+                .map_err(|e| self.startup_error(&format!("cannot send inputs: {e}")))?;
         }
-        let timeout = self.config.timeout;
-        let mut running_key: Option<u64> = None;
-        while runs.len() < inputs.len() {
-            let deadline = Instant::now() + timeout;
-            let response = self.driver_mut().reader.read_response(deadline);
-            if let Ok(Response::Key(k)) = response {
-                running_key = Some(k);
-                continue;
-            }
-            let run = self.settle(response, running_key.take())?;
-            let crashed = matches!(run.outcome, Outcome::Crash(_));
-            runs.push(run);
-            if crashed {
-                break;
-            }
-        }
-        // A crash ends the batch inside the driver; nothing else is pending.
-        Ok(runs)
+        Ok(())
     }
 
-    /// Turns the driver's answer for one input into a [`Run`]: a death
-    /// (timeout, out-of-memory, a closed pipe) is classified, the driver is
-    /// dropped, and a value known to cause it is remembered.
-    fn settle(
-        &mut self,
-        response: Result<Response, ReadError>,
-        running_key: Option<u64>,
-    ) -> Result<Run, ExecError> {
-        let timeout = self.config.timeout;
-        let (outcome, elapsed, cached, fatal) = match response {
-            Ok(Response::Key(_)) => unreachable!("keys are consumed by the caller"),
-            Ok(Response::Done {
-                outcome,
-                elapsed,
-                cached,
-            }) => (outcome, elapsed, cached, false),
-            Ok(Response::KnownFatal(k)) => match self.fatal_values.get(&k) {
-                Some(sig) => (Outcome::Crash(sig.clone()), Duration::ZERO, true, false),
-                None => {
-                    // Cannot happen (the parent told the driver); be safe.
-                    self.kill_driver();
-                    return Err(ExecError::Startup {
-                        path: self.config.program.clone(),
-                        detail: "the driver reported an unknown fatal value".into(),
-                    });
-                }
-            },
-            Ok(Response::OutOfMemory { requested, live }) => {
-                let mut sig = Signature::new(CrashKind::OutOfMemory);
-                sig.message = Some(format!(
-                    "allocation of {requested} bytes with {live} bytes live exceeds the limit"
-                ));
-                (Outcome::Crash(sig), Duration::ZERO, false, true)
-            }
-            Err(ReadError::Timeout) => (
-                Outcome::Crash(Signature::new(CrashKind::Timeout)),
-                timeout,
-                false,
-                true,
-            ),
-            Err(ReadError::Closed) => {
-                let sig = self.reap_dead_driver();
-                (Outcome::Crash(sig), Duration::ZERO, false, true)
-            }
+    fn startup_error(&self, detail: &str) -> ExecError {
+        ExecError::Startup {
+            path: self.config.program.clone(),
+            detail: detail.to_owned(),
+        }
+    }
+
+    /// A value whose run killed the process is remembered, so the cache can
+    /// answer it next time without dying again.
+    fn after_death(&mut self, running_key: Option<u64>, sig: &Signature) {
+        if let Some(k) = running_key {
+            self.fatal_values.insert(k, sig.clone());
+        }
+    }
+
+    /// The input ran past its deadline: kill the process running it (only
+    /// the fork server's child, when there is one).
+    fn kill_hung_runner(&mut self) {
+        let Some(d) = self.driver.as_mut() else {
+            return;
         };
-        if fatal {
-            self.kill_driver();
-            if let (Some(k), Outcome::Crash(sig)) = (running_key, &outcome) {
-                self.fatal_values.insert(k, sig.clone());
+        if d.fork_server {
+            d.kill_runner();
+            let deadline = Instant::now() + KILL_GRACE;
+            loop {
+                match d.reader.read_frame(deadline) {
+                    Ok(Frame::Death(death)) => {
+                        d.runner = death.next;
+                        self.stats.restarts += 1;
+                        self.send_fatal_keys();
+                        return;
+                    }
+                    // Frames the child finished just before the kill.
+                    Ok(_) => continue,
+                    Err(_) => break,
+                }
             }
         }
-        if cached {
-            self.stats.value_cache_hits += 1;
-        } else {
-            self.stats.executions += 1;
-        }
-        Ok(Run {
-            outcome,
-            elapsed,
-            cached,
-        })
+        self.kill_driver();
     }
 
     /// Runs one input on a coverage build ([`BuildOptions::coverage`]) and
@@ -263,18 +410,47 @@ impl Executor {
             self.ensure_driver()?;
             self.driver_mut()
                 .send_request(b'C', input)
-                .map_err(|e| ExecError::Startup {
-                    path: self.config.program.clone(),
-                    detail: format!("cannot send an input: {e}"),
-                })?;
+                .map_err(|e| self.startup_error(&format!("cannot send an input: {e}")))?;
         }
         let deadline = Instant::now() + self.config.timeout;
-        let response = self.driver_mut().reader.read_response(deadline);
-        let completed = matches!(response, Ok(Response::Done { .. }));
-        let run = self.settle(response, None)?;
-        if !completed {
-            return Ok((run, None));
-        }
+        let frame = self.driver_mut().reader.read_frame(deadline);
+        let (outcome, elapsed) = match frame {
+            Ok(Frame::Done {
+                outcome, elapsed, ..
+            }) => (outcome, elapsed),
+            Ok(Frame::Death(death)) => {
+                self.driver_mut().runner = death.next;
+                self.stats.restarts += 1;
+                self.stats.executions += 1;
+                let sig = crash_report::classify_death(
+                    Some(death.status),
+                    &death.printed,
+                    &mut self.symbolizer,
+                );
+                self.send_fatal_keys();
+                return Ok((crash(sig), None));
+            }
+            Ok(_) => {
+                self.kill_driver();
+                return Err(self.startup_error("unexpected answer to a coverage request"));
+            }
+            Err(ReadError::Timeout) => {
+                self.kill_hung_runner();
+                self.stats.executions += 1;
+                return Ok((crash(Signature::new(CrashKind::Timeout)), None));
+            }
+            Err(ReadError::Closed) => {
+                let sig = self.reap_dead_driver();
+                self.stats.executions += 1;
+                return Ok((crash(sig), None));
+            }
+        };
+        self.stats.executions += 1;
+        let run = Run {
+            outcome,
+            elapsed,
+            cached: false,
+        };
         let deadline = Instant::now() + self.config.timeout.max(Duration::from_secs(1));
         match self.driver_mut().reader.read_features(deadline) {
             Ok(Some(features)) => Ok((run, Some(features))),
@@ -296,16 +472,21 @@ impl Executor {
         }
         self.ensure_driver()?;
         let deadline = Instant::now() + self.config.timeout.max(Duration::from_secs(10));
-        let driver = self.driver_mut();
-        if driver.send_request(b'S', input).is_err() {
+        if self.driver_mut().send_request(b'S', input).is_err() {
             self.kill_driver();
             return Ok(None);
         }
-        match driver.reader.read_spans(deadline) {
-            Ok(spans) => Ok(Some(spans)),
+        match self.driver_mut().reader.read_spans(deadline) {
+            Ok(Ok(spans)) => Ok(Some(spans)),
+            Ok(Err(death)) => {
+                // Decoding itself crashed; no structure this time.
+                self.driver_mut().runner = death.next;
+                self.stats.restarts += 1;
+                self.send_fatal_keys();
+                Ok(None)
+            }
             Err(_) => {
-                // Decoding itself hung or crashed; no structure this time.
-                self.kill_driver();
+                self.kill_hung_runner();
                 Ok(None)
             }
         }
@@ -319,15 +500,24 @@ impl Executor {
     pub fn debug_format(&mut self, input: &[u8]) -> Result<Option<String>, ExecError> {
         self.ensure_driver()?;
         let timeout = self.config.timeout.max(Duration::from_secs(1));
-        let driver = self.driver.as_mut().expect("driver started");
-        if driver.send_request(b'D', input).is_err() {
+        if self.driver_mut().send_request(b'D', input).is_err() {
             self.kill_driver();
             return Ok(None);
         }
-        match driver.reader.read_string(Instant::now() + timeout) {
-            Ok(s) => Ok(Some(s)),
+        match self
+            .driver_mut()
+            .reader
+            .read_debug(Instant::now() + timeout)
+        {
+            Ok(Ok(s)) => Ok(Some(s)),
+            Ok(Err(death)) => {
+                self.driver_mut().runner = death.next;
+                self.stats.restarts += 1;
+                self.send_fatal_keys();
+                Ok(None)
+            }
             Err(_) => {
-                self.kill_driver();
+                self.kill_hung_runner();
                 Ok(None)
             }
         }
@@ -337,17 +527,27 @@ impl Executor {
         if self.driver.is_some() {
             return Ok(());
         }
-        let (mut driver, typed) = Driver::spawn(&self.config)?;
-        self.starts += 1;
-        self.stats.restarts = self.starts - 1;
-        self.typed = typed;
-        if !self.fatal_values.is_empty() {
-            let keys: Vec<u64> = self.fatal_values.keys().copied().collect();
-            // A failure here shows up as a dead driver on the next batch.
-            let _ = driver.send_fatal_keys(&keys);
+        let (driver, typed) = Driver::spawn(&self.config)?;
+        if self.stats.spawns > 0 {
+            self.stats.restarts += 1;
         }
+        self.stats.spawns += 1;
+        self.typed = typed;
         self.driver = Some(driver);
+        self.send_fatal_keys();
         Ok(())
+    }
+
+    /// Tells a fresh process which values are known to kill it. A failure
+    /// shows up as a dead driver on the next request.
+    fn send_fatal_keys(&mut self) {
+        if self.fatal_values.is_empty() {
+            return;
+        }
+        let keys: Vec<u64> = self.fatal_values.keys().copied().collect();
+        if let Some(d) = self.driver.as_mut() {
+            let _ = d.send_fatal_keys(&keys);
+        }
     }
 
     fn kill_driver(&mut self) {
@@ -361,7 +561,15 @@ impl Executor {
         let mut d = self.driver.take().expect("driver running");
         let status = d.wait_for_exit(Duration::from_secs(5));
         let stderr = d.stderr_tail();
-        classify_death(status, &stderr)
+        crash_report::classify_death(status, &stderr, &mut self.symbolizer)
+    }
+}
+
+fn crash(sig: Signature) -> Run {
+    Run {
+        outcome: Outcome::Crash(sig),
+        elapsed: Duration::ZERO,
+        cached: false,
     }
 }
 
@@ -374,71 +582,30 @@ impl Drop for Executor {
     }
 }
 
-/// Classifies a driver that died while running an input.
-pub fn classify_death(status: Option<ExitStatus>, stderr: &str) -> Signature {
-    if let Some(sig) = sanitizer_report(stderr) {
-        return sig;
+/// `ASAN_OPTIONS` for the driver: the user's, then what cargo-fuzz adds,
+/// then what the driver needs (no leak check at exit: a child that exits
+/// between inputs is not a leak report; no in-process symbolization: reports
+/// are symbolized here, once per address, instead of starting
+/// `llvm-symbolizer` in every crashing child).
+fn asan_options() -> String {
+    let ours = "detect_odr_violation=0:detect_leaks=0:symbolize=0";
+    match std::env::var("ASAN_OPTIONS") {
+        Ok(user) if !user.is_empty() => format!("{user}:{ours}"),
+        _ => ours.to_owned(),
     }
-    if stderr.contains("has overflowed its stack") {
-        return Signature::new(CrashKind::StackOverflow);
-    }
-    if let Some(line) = stderr
-        .lines()
-        .rev()
-        .find(|l| l.starts_with("memory allocation of "))
-    {
-        let mut sig = Signature::new(CrashKind::OutOfMemory);
-        sig.message = Some(line.trim().to_owned());
-        return sig;
-    }
-    match status {
-        Some(st) => match (st.signal(), st.code()) {
-            (Some(libc::SIGABRT), _) => Signature::new(CrashKind::Abort),
-            (Some(sig), _) => Signature::new(CrashKind::Signal(sig)),
-            (None, Some(code)) => Signature::new(CrashKind::Exit(code)),
-            (None, None) => Signature::new(CrashKind::Abort),
-        },
-        None => Signature::new(CrashKind::Abort),
-    }
-}
-
-/// Reads a sanitizer's `SUMMARY:` line, e.g.
-/// `SUMMARY: AddressSanitizer: heap-buffer-overflow src/lib.rs:10:5 in f`.
-/// Without a symbolizer the location is a `(binary+0xoffset)`, which is still
-/// stable for one build.
-fn sanitizer_report(stderr: &str) -> Option<Signature> {
-    let line = stderr
-        .lines()
-        .rev()
-        .find(|l| l.starts_with("SUMMARY: ") && l.contains("Sanitizer: "))?;
-    let (sanitizer, rest) = line.strip_prefix("SUMMARY: ")?.split_once(": ")?;
-    let mut words = rest.split_whitespace();
-    let error = words.next()?;
-    let location = words.next().filter(|w| *w != "in").map(str::to_owned);
-    Some(Signature {
-        kind: CrashKind::Sanitizer,
-        message: Some(format!("{sanitizer}: {error}")),
-        location,
-    })
 }
 
 impl Driver {
     fn spawn(config: &ExecConfig) -> Result<(Driver, bool), ExecError> {
-        let rss = config.rss_limit_mb;
-        let malloc = if config.malloc_limit_mb == 0 {
-            rss
-        } else {
-            config.malloc_limit_mb
-        };
         let mut cmd = Command::new(&config.program);
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .env("RC_RSS_LIMIT_MB", rss.to_string())
-            .env("RC_MALLOC_LIMIT_MB", malloc.to_string())
+            .env("RC_DRIVER", "1")
+            .env("RC_RSS_LIMIT_MB", config.rss_limit_mb.to_string())
+            .env("RC_MALLOC_LIMIT_MB", config.malloc_limit_mb.to_string())
+            .env("RC_FORK_SERVER", if config.fork_server { "1" } else { "0" })
             .env("RUST_BACKTRACE", "0")
-            // As cargo-fuzz: no ODR or leak reports from the driver itself
-            // (leaks are checked at exit, long after the input that leaked).
             .env("ASAN_OPTIONS", asan_options())
             // Own process group: Ctrl-C in the terminal must reach us, not the driver.
             .process_group(0);
@@ -469,6 +636,8 @@ impl Driver {
             reader: FrameReader::new(set_nonblocking(stdout)),
             stderr,
             stderr_thread: Some(stderr_thread),
+            runner: 0,
+            fork_server: false,
         };
         let fail = |driver: &mut Driver, detail: String| {
             driver.kill();
@@ -488,7 +657,7 @@ impl Driver {
             Ok(m) => m,
             Err(e) => return Err(fail(&mut driver, format!("no greeting ({e:?})"))),
         };
-        if &magic[..4] != b"RCD1" {
+        if &magic[..4] != b"RCD2" {
             return Err(fail(&mut driver, "unexpected greeting".into()));
         }
         let typed = magic[4] != 0;
@@ -497,6 +666,13 @@ impl Driver {
             let location = driver.reader.read_string(deadline).unwrap_or_default();
             driver.kill();
             return Err(ExecError::InitPanicked(Signature::panic(message, location)));
+        }
+        match driver.reader.read_exact(5, deadline) {
+            Ok(rest) => {
+                driver.fork_server = rest[0] != 0;
+                driver.runner = u32::from_le_bytes(rest[1..5].try_into().expect("4 bytes"));
+            }
+            Err(e) => return Err(fail(&mut driver, format!("incomplete greeting ({e:?})"))),
         }
         Ok((driver, typed))
     }
@@ -513,7 +689,7 @@ impl Driver {
         self.stdin.write_all(&buf)
     }
 
-    /// `D` (debug form) or `S` (spans) for one input.
+    /// `C`, `D` or `S` for one input.
     fn send_request(&mut self, request: u8, input: &[u8]) -> io::Result<()> {
         let mut buf = Vec::with_capacity(5 + input.len());
         buf.push(request);
@@ -530,6 +706,15 @@ impl Driver {
             buf.extend_from_slice(&k.to_le_bytes());
         }
         self.stdin.write_all(&buf)
+    }
+
+    /// Kills the fork server's current child (its death is reported).
+    fn kill_runner(&mut self) {
+        if self.runner != 0 {
+            unsafe {
+                libc::kill(self.runner as libc::pid_t, libc::SIGKILL);
+            }
+        }
     }
 
     fn kill(&mut self) {
@@ -581,15 +766,6 @@ impl Driver {
     }
 }
 
-/// Our sanitizer defaults, then the user's `ASAN_OPTIONS` (later wins).
-fn asan_options() -> String {
-    let ours = "detect_leaks=0:detect_odr_violation=0";
-    match std::env::var("ASAN_OPTIONS") {
-        Ok(user) if !user.is_empty() => format!("{ours}:{user}"),
-        _ => ours.to_owned(),
-    }
-}
-
 fn set_nonblocking(pipe: ChildStdout) -> ChildStdout {
     let fd = pipe.as_raw_fd();
     unsafe {
@@ -620,7 +796,8 @@ fn drain_stderr(mut pipe: impl Read, tail: Arc<Mutex<VecDeque<u8>>>) {
     }
 }
 
-enum Response {
+/// One answer from the driver.
+enum Frame {
     /// The next input to run decodes to this value key (`V` batches).
     Key(u64),
     Done {
@@ -630,10 +807,8 @@ enum Response {
     },
     /// The input decodes to a value known to kill the driver.
     KnownFatal(u64),
-    OutOfMemory {
-        requested: u64,
-        live: u64,
-    },
+    /// The fork server's child died.
+    Death(Death),
 }
 
 #[derive(Debug)]
@@ -735,10 +910,32 @@ impl FrameReader {
         Ok(String::from_utf8_lossy(&b).into_owned())
     }
 
-    fn read_response(&mut self, deadline: Instant) -> Result<Response, ReadError> {
+    /// The rest of a death frame (after its `X`). The server sends it right
+    /// after the child died, so a generous deadline is fine.
+    fn read_death(&mut self) -> Result<Death, ReadError> {
+        let deadline = Instant::now() + KILL_GRACE;
+        let status = i32::from_le_bytes(self.read_exact(4, deadline)?.try_into().expect("4"));
+        let phase = match self.read_u8(deadline)? {
+            0 => Phase::Idle,
+            1 => Phase::Busy,
+            _ => Phase::Reading,
+        };
+        let printed = self.read_string(deadline)?;
+        let next = self.read_u32(deadline)?;
+        Ok(Death {
+            status: ExitStatus::from_raw(status),
+            phase,
+            printed,
+            next,
+        })
+    }
+
+    fn read_frame(&mut self, deadline: Instant) -> Result<Frame, ReadError> {
         let first = self.read_u8(deadline)?;
-        if first == b'k' {
-            return Ok(Response::Key(self.read_u64(deadline)?));
+        match first {
+            b'k' => return Ok(Frame::Key(self.read_u64(deadline)?)),
+            b'X' => return Ok(Frame::Death(self.read_death()?)),
+            _ => {}
         }
         let cached = first & 0x80 != 0;
         let status = first & 0x7f;
@@ -751,15 +948,10 @@ impl FrameReader {
                 let location = self.read_string(deadline)?;
                 Outcome::Crash(Signature::panic(message, location))
             }
-            3 => {
-                let requested = self.read_u64(deadline)?;
-                let live = self.read_u64(deadline)?;
-                return Ok(Response::OutOfMemory { requested, live });
-            }
-            4 => return Ok(Response::KnownFatal(self.read_u64(deadline)?)),
+            4 => return Ok(Frame::KnownFatal(self.read_u64(deadline)?)),
             _ => return Err(ReadError::Closed),
         };
-        Ok(Response::Done {
+        Ok(Frame::Done {
             outcome,
             elapsed,
             cached,
@@ -782,7 +974,13 @@ impl FrameReader {
         ))
     }
 
-    fn read_spans(&mut self, deadline: Instant) -> Result<Vec<Span>, ReadError> {
+    /// The answer to `S`, or the death of the child that was probing.
+    fn read_spans(&mut self, deadline: Instant) -> Result<Result<Vec<Span>, Death>, ReadError> {
+        match self.read_u8(deadline)? {
+            b's' => {}
+            b'X' => return Ok(Err(self.read_death()?)),
+            _ => return Err(ReadError::Closed),
+        }
         let count = self.read_u32(deadline)? as usize;
         let mut spans = Vec::with_capacity(count);
         for _ in 0..count {
@@ -795,45 +993,15 @@ impl FrameReader {
             };
             spans.push(Span { start, end, kind });
         }
-        Ok(spans)
+        Ok(Ok(spans))
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn deaths_are_classified_from_status_and_stderr() {
-        let abrt = ExitStatus::from_raw(libc::SIGABRT);
-        assert_eq!(classify_death(Some(abrt), "").kind, CrashKind::Abort);
-        assert_eq!(
-            classify_death(
-                Some(abrt),
-                "\nthread 'main' has overflowed its stack\nfatal runtime error: stack overflow"
-            )
-            .kind,
-            CrashKind::StackOverflow
-        );
-        assert_eq!(
-            classify_death(Some(abrt), "memory allocation of 99999999 bytes failed\n").kind,
-            CrashKind::OutOfMemory
-        );
-        let segv = ExitStatus::from_raw(libc::SIGSEGV);
-        assert_eq!(
-            classify_death(Some(segv), "").kind,
-            CrashKind::Signal(libc::SIGSEGV)
-        );
-        let asan = "==9==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6\n\
-                    SUMMARY: AddressSanitizer: heap-buffer-overflow src/lib.rs:10:5 in buggy::f\n";
-        let sig = classify_death(Some(ExitStatus::from_raw(1 << 8)), asan);
-        assert_eq!(sig.kind, CrashKind::Sanitizer);
-        assert_eq!(
-            sig.message.as_deref(),
-            Some("AddressSanitizer: heap-buffer-overflow")
-        );
-        assert_eq!(sig.location.as_deref(), Some("src/lib.rs:10:5"));
-        let exit3 = ExitStatus::from_raw(3 << 8);
-        assert_eq!(classify_death(Some(exit3), "").kind, CrashKind::Exit(3));
+    /// The answer to `D`, or the death of the child that was formatting.
+    fn read_debug(&mut self, deadline: Instant) -> Result<Result<String, Death>, ReadError> {
+        match self.read_u8(deadline)? {
+            b'd' => Ok(Ok(self.read_string(deadline)?)),
+            b'X' => Ok(Err(self.read_death()?)),
+            _ => Err(ReadError::Closed),
+        }
     }
 }

@@ -25,6 +25,7 @@ pub mod cli;
 pub mod corpus;
 pub mod coverage;
 pub mod crash_oracle;
+pub mod crash_report;
 pub mod driver;
 pub mod emit_test;
 pub mod error;

@@ -49,8 +49,12 @@ pub enum CrashKind {
     Abort,
     /// The main thread ran out of stack.
     StackOverflow,
-    /// The heap limit (`--rss-limit-mb`) or a failed allocation.
+    /// Memory over the limit (`-rss_limit_mb`: the peak RSS with a
+    /// sanitizer, the live heap without one) or a failed allocation.
     OutOfMemory,
+    /// One allocation of `-malloc_limit_mb` or more (libFuzzer's
+    /// `out-of-memory (malloc(N))`, seen through a sanitizer's malloc hook).
+    MallocLimit,
     /// The input ran longer than the timeout.
     Timeout,
     /// Killed by another signal (SIGSEGV, SIGILL, SIGBUS, SIGFPE, ...).
@@ -64,13 +68,14 @@ pub enum CrashKind {
 
 impl CrashKind {
     /// Stable machine name: `panic`, `abort`, `stack-overflow`,
-    /// `out-of-memory`, `timeout`, `signal`, `exit`, `sanitizer`.
+    /// `out-of-memory`, `malloc-limit`, `timeout`, `signal`, `exit`, `sanitizer`.
     pub fn id(&self) -> &'static str {
         match self {
             CrashKind::Panic => "panic",
             CrashKind::Abort => "abort",
             CrashKind::StackOverflow => "stack-overflow",
             CrashKind::OutOfMemory => "out-of-memory",
+            CrashKind::MallocLimit => "malloc-limit",
             CrashKind::Timeout => "timeout",
             CrashKind::Signal(_) => "signal",
             CrashKind::Exit(_) => "exit",
@@ -93,6 +98,7 @@ impl CrashKind {
             ("abort", _) => CrashKind::Abort,
             ("stack-overflow", _) => CrashKind::StackOverflow,
             ("out-of-memory", _) => CrashKind::OutOfMemory,
+            ("malloc-limit", _) => CrashKind::MallocLimit,
             ("timeout", _) => CrashKind::Timeout,
             ("signal", Some(n)) => CrashKind::Signal(n),
             ("exit", Some(n)) => CrashKind::Exit(n),
@@ -107,6 +113,7 @@ impl CrashKind {
             CrashKind::Abort => "abort".into(),
             CrashKind::StackOverflow => "stack-overflow".into(),
             CrashKind::OutOfMemory => "out-of-memory".into(),
+            CrashKind::MallocLimit => "out-of-memory (malloc limit)".into(),
             CrashKind::Timeout => "timeout".into(),
             CrashKind::Signal(n) => format!("signal {} ({})", n, signal_name(*n)),
             CrashKind::Exit(n) => format!("exit {n}"),
@@ -128,14 +135,21 @@ fn signal_name(n: i32) -> &'static str {
     }
 }
 
-/// Identity of a crash: kind, plus where and what for panics.
+/// Identity of a crash: kind, plus where (and what) it happened.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Signature {
     pub kind: CrashKind,
-    /// The panic message (or a short description for other kinds).
+    /// The panic message; for a sanitizer report the sanitizer and its error
+    /// (`AddressSanitizer: heap-buffer-overflow`); a short description for
+    /// other kinds.
     pub message: Option<String>,
-    /// `file:line:col` of the panic, paths as cargo-fuzz's own build prints them.
+    /// `file:line:col` of the panic, or of the first frame of a report in
+    /// the target's or a dependency's code; panic paths as cargo-fuzz's own
+    /// build prints them.
     pub location: Option<String>,
+    /// The function of that first frame; for a stack overflow, the
+    /// functions of the recursion cycle (`a ↔ b`).
+    pub function: Option<String>,
 }
 
 impl Signature {
@@ -144,6 +158,7 @@ impl Signature {
             kind,
             message: None,
             location: None,
+            function: None,
         }
     }
 
@@ -153,19 +168,56 @@ impl Signature {
             kind: CrashKind::Panic,
             message: Some(message.into()),
             location: (!location.is_empty()).then_some(location),
+            function: None,
         }
+    }
+
+    /// What a sanitizer calls the error (`heap-buffer-overflow`), which is
+    /// part of the kind: a sanitizer message holds no values.
+    pub fn sanitizer_error(&self) -> Option<&str> {
+        match self.kind {
+            CrashKind::Sanitizer => self.message.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The parts of the signature `mode` compares, as one key: two
+    /// signatures match exactly when their keys are equal.
+    pub fn identity(&self, mode: MatchMode) -> Identity {
+        let mut parts: Vec<Option<String>> = Vec::new();
+        if mode == MatchMode::Any {
+            return Identity(parts);
+        }
+        parts.push(Some(self.kind.name()));
+        parts.push(self.sanitizer_error().map(str::to_owned));
+        if matches!(mode, MatchMode::Location | MatchMode::Message) {
+            parts.push(self.location.clone());
+            // A stack overflow has no one place: the recursion is its identity.
+            if self.kind == CrashKind::StackOverflow {
+                parts.push(self.function.clone());
+            }
+        }
+        if mode == MatchMode::Message {
+            parts.push(self.message.clone());
+        }
+        Identity(parts)
     }
 }
 
-/// JSON: `{"kind": "panic", "code": null, "message": "...", "location": "src/lib.rs:3:9"}`.
+/// The parts of a [`Signature`] a [`MatchMode`] compares.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Identity(Vec<Option<String>>);
+
+/// JSON: `{"kind": "panic", "code": null, "message": "...", "location": "src/lib.rs:3:9", "function": null}`.
 impl Serialize for Signature {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = ser.serialize_struct("Signature", 4)?;
+        let mut st = ser.serialize_struct("Signature", 5)?;
         st.serialize_field("kind", self.kind.id())?;
         st.serialize_field("code", &self.kind.code())?;
         st.serialize_field("message", &self.message)?;
         st.serialize_field("location", &self.location)?;
+        st.serialize_field("function", &self.function)?;
         st.end()
     }
 }
@@ -179,6 +231,8 @@ impl<'de> Deserialize<'de> for Signature {
             code: Option<i32>,
             message: Option<String>,
             location: Option<String>,
+            #[serde(default)]
+            function: Option<String>,
         }
         let raw = Raw::deserialize(de)?;
         let kind = CrashKind::from_id(&raw.kind, raw.code).ok_or_else(|| {
@@ -188,15 +242,37 @@ impl<'de> Deserialize<'de> for Signature {
             kind,
             message: raw.message,
             location: raw.location,
+            function: raw.function,
         })
     }
 }
 
 impl fmt::Display for Signature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.kind.name())?;
+        match self.sanitizer_error() {
+            // `heap-buffer-overflow at src/lib.rs:7:13 in demo::check (AddressSanitizer)`
+            Some(error) => {
+                let (sanitizer, error) = error.split_once(": ").unwrap_or(("sanitizer", error));
+                f.write_str(error)?;
+                if let Some(loc) = &self.location {
+                    write!(f, " at {loc}")?;
+                }
+                if let Some(func) = &self.function {
+                    write!(f, " in {func}")?;
+                }
+                return write!(f, " ({sanitizer})");
+            }
+            None => f.write_str(&self.kind.name())?,
+        }
         if let Some(loc) = &self.location {
             write!(f, " at {loc}")?;
+        }
+        if let Some(func) = &self.function {
+            if self.kind == CrashKind::StackOverflow {
+                write!(f, " in the recursion {func}")?;
+            } else if self.kind != CrashKind::Panic {
+                write!(f, " in {func}")?;
+            }
         }
         if let Some(msg) = &self.message {
             let first = msg.lines().next().unwrap_or("");
@@ -215,9 +291,12 @@ impl fmt::Display for Signature {
 pub enum MatchMode {
     /// Any crash, like `cargo fuzz tmin` (may slip to another bug).
     Any,
-    /// Same kind (panic, abort, timeout, ...).
+    /// Same kind (panic, abort, timeout, a sanitizer's error such as
+    /// heap-buffer-overflow, ...).
     Kind,
-    /// Same kind and location (the default).
+    /// Same kind and location: the panic's, or the first frame of a report
+    /// in the target's or a dependency's code; for a stack overflow, the
+    /// recursion's functions (the default).
     #[default]
     Location,
     /// Same kind, location and message.
@@ -225,13 +304,9 @@ pub enum MatchMode {
 }
 
 impl MatchMode {
+    /// Same crash under this mode: the same [`Signature::identity`].
     pub fn matches(self, expected: &Signature, got: &Signature) -> bool {
-        match self {
-            MatchMode::Any => true,
-            MatchMode::Kind => expected.kind == got.kind,
-            MatchMode::Location => expected.kind == got.kind && expected.location == got.location,
-            MatchMode::Message => expected == got,
-        }
+        expected.identity(self) == got.identity(self)
     }
 
     pub fn name(self) -> &'static str {

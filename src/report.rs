@@ -128,6 +128,20 @@ impl Reporter {
         eprintln!("{}: {}", self.paint(YELLOW, "warning"), message.as_ref());
     }
 
+    /// A one-line note about how this run differs from what the user may
+    /// expect (e.g. which build is used and why).
+    pub fn note(&mut self, message: impl AsRef<str>) {
+        if self.format == Format::Json {
+            self.json(&serde_json::json!({"reason": "note", "message": message.as_ref()}));
+            return;
+        }
+        if self.quiet {
+            return;
+        }
+        self.clear_progress();
+        eprintln!("{}: {}", self.paint(YELLOW, "note"), message.as_ref());
+    }
+
     pub fn error(&mut self, message: &str, exit_code: i32) {
         if self.format == Format::Json {
             self.json(&serde_json::json!({

@@ -7,7 +7,7 @@
 //! and summarise. `classify` is the same pipeline without the reduction.
 
 use crate::crash_oracle::{Budget, CrashOracle, StopReason};
-use crate::driver::{self, BuildOptions};
+use crate::driver::{self, BuildKind, BuildOptions, Driver, Plan};
 use crate::emit_test::RegressionTest;
 use crate::error::{Error, Result};
 use crate::exec::{ExecConfig, Executor};
@@ -46,6 +46,8 @@ pub struct Options {
     /// How many times the original is run before reducing.
     pub reruns: usize,
     pub budget: Budget,
+    /// Restart after a crash by forking the driver (see [`ExecConfig::fork_server`]).
+    pub fork_server: bool,
 }
 
 /// Which reducer to run.
@@ -62,6 +64,7 @@ pub enum StrategyChoice {
 struct Prepared {
     project: FuzzProject,
     target: String,
+    kind: BuildKind,
     exec: Executor,
 }
 
@@ -90,36 +93,48 @@ fn locate_target(opts: &Options, artifact: &Path) -> Result<(FuzzProject, String
     Ok((project, target))
 }
 
+/// Decides how targets are built for this run ([`driver::plan`]) and, when
+/// the build is not `cargo fuzz build`'s default, says why in one line.
+pub fn plan_build(opts: &Options, reporter: &mut Reporter) -> Plan {
+    let plan = driver::plan(&opts.build);
+    if let Some(note) = &plan.note {
+        reporter.note(note.clone());
+    }
+    plan
+}
+
 /// Builds the driver for `target` (a no-op cargo build when nothing
-/// changed) and returns the binary. Status lines go to the reporter.
+/// changed). Status lines go to the reporter; the first says which build.
 pub fn build_driver(
     opts: &Options,
+    plan: &Plan,
     project: &FuzzProject,
     target: &str,
     reporter: &mut Reporter,
-) -> Result<PathBuf> {
-    let mut build = opts.build.clone();
-    if let Some(s) = build.sanitizer.as_deref() {
-        if s != "none" && !driver::nightly_available() {
-            reporter.warn(format!(
-                "--sanitizer={s} needs a nightly toolchain (e.g. `cargo +nightly reduce-crash`); building without a sanitizer"
-            ));
-            build.sanitizer = None;
-        }
-    }
+) -> Result<Driver> {
     let started = Instant::now();
     reporter.status(
         "Building",
-        format!("in-process driver for fuzz target `{target}`"),
+        format!(
+            "fuzz target `{target}` {} to run in-process",
+            plan.kind.describe()
+        ),
     );
-    let built = driver::build(project, target, &build)?;
+    let built = driver::build_planned(project, target, &opts.build, &plan.kind)?;
+    if built.kind != plan.kind {
+        reporter.note(format!(
+            "`{target}`'s libfuzzer-sys cannot be replaced in its own build (it is not a \
+             registry or git dependency named libfuzzer-sys): built {} instead",
+            built.kind.describe()
+        ));
+    }
     if !built.fresh {
         reporter.status(
             "Finished",
             format!("driver build in {:.1}s", started.elapsed().as_secs_f64()),
         );
     }
-    Ok(built.binary)
+    Ok(built)
 }
 
 /// Starts a built driver with the options' limits (and the time limit for
@@ -130,6 +145,7 @@ pub fn start_driver(opts: &Options, binary: &Path) -> Result<Executor> {
         timeout: check_timeout(opts),
         rss_limit_mb: opts.rss_limit_mb,
         malloc_limit_mb: opts.malloc_limit_mb,
+        fork_server: opts.fork_server,
     })?)
 }
 
@@ -141,15 +157,17 @@ pub fn check_timeout(opts: &Options) -> Duration {
 /// Builds the driver for `target` and starts it.
 fn prepare(
     opts: &Options,
+    plan: &Plan,
     project: FuzzProject,
     target: String,
     reporter: &mut Reporter,
 ) -> Result<Prepared> {
-    let binary = build_driver(opts, &project, &target, reporter)?;
-    let exec = start_driver(opts, &binary)?;
+    let built = build_driver(opts, plan, &project, &target, reporter)?;
+    let exec = start_driver(opts, &built.binary)?;
     Ok(Prepared {
         project,
         target,
+        kind: built.kind,
         exec,
     })
 }
@@ -328,7 +346,8 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         None => None,
     };
     let (project, target) = locate_target(opts, artifact)?;
-    let mut p = prepare(opts, project, target, reporter)?;
+    let plan = plan_build(opts, reporter);
+    let mut p = prepare(opts, &plan, project, target, reporter)?;
 
     let (signature, slowest) =
         check_reproduces(opts, &mut p.exec, &data)?.into_result(artifact, &p.target)?;
@@ -344,6 +363,7 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
     let job = ReduceJob {
         project: &p.project,
         target: &p.target,
+        build: &p.kind,
         artifact,
         data: &data,
         signature,
@@ -358,6 +378,8 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
 pub struct ReduceJob<'a> {
     pub project: &'a FuzzProject,
     pub target: &'a str,
+    /// How the target's driver was built (for the reproduce line).
+    pub build: &'a BuildKind,
     pub artifact: &'a Path,
     pub data: &'a [u8],
     /// Its signature, as [`check_reproduces`] found it.
@@ -382,6 +404,7 @@ pub fn reduce_reproduced(
     let ReduceJob {
         project,
         target,
+        build,
         artifact,
         data,
         signature,
@@ -481,7 +504,7 @@ pub fn reduce_reproduced(
         None
     };
     let exec_stats = exec.stats();
-    let reproduce = reproduce_line(project, target, &opts.build, &output, opts);
+    let reproduce = reproduce_line(project, target, build, &output, opts);
     if let Some(path) = &opts.emit_test {
         RegressionTest {
             artifact,
@@ -533,6 +556,7 @@ pub fn reduce_reproduced(
 /// inferred separately; one driver per target is built and kept.
 pub fn classify(opts: &Options, files: &[PathBuf], reporter: &mut Reporter) -> Result<()> {
     let mut drivers: Vec<Prepared> = Vec::new();
+    let mut plan: Option<Plan> = None;
     for file in files {
         let data = read_artifact(file)?;
         let (project, target) = locate_target(opts, file)?;
@@ -542,7 +566,10 @@ pub fn classify(opts: &Options, files: &[PathBuf], reporter: &mut Reporter) -> R
         {
             Some(i) => i,
             None => {
-                drivers.push(prepare(opts, project, target, reporter)?);
+                let plan = plan
+                    .get_or_insert_with(|| plan_build(opts, reporter))
+                    .clone();
+                drivers.push(prepare(opts, &plan, project, target, reporter)?);
                 drivers.len() - 1
             }
         };
@@ -564,11 +591,14 @@ fn display_name(p: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
-/// `cargo fuzz run <flags> <target> <output>`, paths relative to the cwd.
+/// `cargo fuzz run <flags> <target> <output>`, paths relative to the cwd,
+/// with flags only where this run's build differs from `cargo fuzz run`'s
+/// default (and `+nightly` when the active toolchain is not the nightly the
+/// driver was built with).
 fn reproduce_line(
     project: &FuzzProject,
     target: &str,
-    build: &BuildOptions,
+    build: &BuildKind,
     output: &Path,
     opts: &Options,
 ) -> String {
@@ -580,8 +610,38 @@ fn reproduce_line(
             .map(|r| r.display().to_string())
             .unwrap_or_else(|_| abs.display().to_string())
     };
-    let mut parts = vec!["cargo".to_owned(), "fuzz".to_owned(), "run".to_owned()];
-    parts.extend(build.cargo_fuzz_flags());
+    let mut parts = vec!["cargo".to_owned()];
+    if let BuildKind::CargoFuzz { toolchain, .. } = build {
+        parts.extend(toolchain.plus());
+    }
+    parts.extend(["fuzz".to_owned(), "run".to_owned()]);
+    let b = &opts.build;
+    if b.dev {
+        parts.push("--dev".to_owned());
+    }
+    if b.release {
+        parts.push("-O".to_owned());
+    }
+    if b.debug_assertions {
+        parts.push("-a".to_owned());
+    }
+    if let Some(f) = &b.features {
+        parts.push(format!("--features={f}"));
+    }
+    if b.all_features {
+        parts.push("--all-features".to_owned());
+    }
+    if b.no_default_features {
+        parts.push("--no-default-features".to_owned());
+    }
+    if b.no_cfg_fuzzing {
+        parts.push("--no-cfg-fuzzing".to_owned());
+    }
+    match build.sanitizer() {
+        Some("address") => {}
+        Some(s) => parts.push(format!("--sanitizer={s}")),
+        None => parts.push("--sanitizer=none".to_owned()),
+    }
     let default_dir = cwd.join("fuzz");
     if project.dir.canonicalize().ok() != default_dir.canonicalize().ok() {
         parts.push(format!("--fuzz-dir={}", shell_quote(&rel(&project.dir))));

@@ -100,6 +100,7 @@ impl RunningTarget {
             timeout: opts.timeout,
             rss_limit_mb: opts.rss_limit_mb,
             malloc_limit_mb: opts.malloc_limit_mb,
+            fork_server: true,
         })?;
         Ok(RunningTarget {
             project,

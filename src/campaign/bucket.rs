@@ -1,6 +1,6 @@
 //! Buckets: reproducing artifacts that crash the same way under `--match`.
 
-use crate::outcome::{MatchMode, Signature};
+use crate::outcome::{Identity, MatchMode, Signature};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -11,26 +11,16 @@ pub struct BucketKey {
     pub target: String,
     /// Index of the (project, target) driver, for two projects' same-named targets.
     pub driver: usize,
-    pub kind: Option<String>,
-    pub location: Option<String>,
-    pub message: Option<String>,
+    /// What `--match` compares ([`Signature::identity`]).
+    pub identity: Identity,
 }
 
 /// The bucket a crash belongs to under `mode`.
 pub fn bucket_key(mode: MatchMode, target: &str, driver: usize, sig: &Signature) -> BucketKey {
-    let kind = (mode != MatchMode::Any).then(|| sig.kind.name());
-    let location = matches!(mode, MatchMode::Location | MatchMode::Message)
-        .then(|| sig.location.clone())
-        .flatten();
-    let message = (mode == MatchMode::Message)
-        .then(|| sig.message.clone())
-        .flatten();
     BucketKey {
         target: target.to_owned(),
         driver,
-        kind,
-        location,
-        message,
+        identity: sig.identity(mode),
     }
 }
 

@@ -23,6 +23,7 @@
 //! one driver binary (by the hash of its bytes) and one set of settings, so
 //! running again on an unchanged directory reruns and re-reduces nothing.
 
+use crate::driver::BuildKind;
 use crate::error::{Error, Result};
 use crate::exec::Executor;
 use crate::exit_code;
@@ -78,6 +79,8 @@ struct Target {
     project: usize,
     name: String,
     binary: PathBuf,
+    /// How the driver was built (for the reproduce line).
+    kind: BuildKind,
     key: RecordKey,
 }
 
@@ -232,11 +235,16 @@ fn reduce_one(
         _ => None,
     };
     let target = &pool.targets[found.target];
-    let (project, name) = (&projects[target.project], target.name.clone());
+    let (project, name, kind) = (
+        &projects[target.project],
+        target.name.clone(),
+        target.kind.clone(),
+    );
     let exec = pool.get(found.target)?;
     let job = ReduceJob {
         project,
         target: &name,
+        build: &kind,
         artifact: &found.path,
         data: &data,
         signature: signature.clone(),
@@ -455,6 +463,7 @@ impl<'o> Campaign<'o> {
                         project: p,
                         name,
                         binary: PathBuf::new(),
+                        kind: BuildKind::Generated,
                         key: RecordKey {
                             driver: String::new(),
                             settings: settings_key(opts),
@@ -494,9 +503,17 @@ impl<'o> Campaign<'o> {
     /// Builds every target's driver (before any work starts) and takes
     /// its fingerprint; loads `--grammar`.
     fn build(&mut self, reporter: &mut Reporter) -> Result<()> {
+        let plan = session::plan_build(self.opts, reporter);
         for t in &mut self.targets {
-            t.binary =
-                session::build_driver(self.opts, &self.projects[t.project], &t.name, reporter)?;
+            let built = session::build_driver(
+                self.opts,
+                &plan,
+                &self.projects[t.project],
+                &t.name,
+                reporter,
+            )?;
+            t.binary = built.binary;
+            t.kind = built.kind;
             t.key.driver = sha1_file(&t.binary)?;
         }
         if let Some(spec) = &self.opts.grammar {

@@ -362,6 +362,7 @@ mod tests {
             malloc_limit_mb: 0,
             reruns: 3,
             budget: Default::default(),
+            fork_server: true,
         };
         let base = settings_key(&opts);
         assert_eq!(strategy_key(&opts), "auto");

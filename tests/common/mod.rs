@@ -326,9 +326,19 @@ fn read_all(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Str
     })
 }
 
-/// A `Command` for the binary (no `--target-dir` added).
+/// A `Command` for the binary (no `--target-dir` added). These tests pin
+/// the build without a sanitizer (`-s none`, the build on any toolchain)
+/// unless they name a sanitizer themselves; `tests/faithful.rs` tests the
+/// default, `cargo fuzz build`'s own build.
 pub fn command<S: AsRef<OsStr>>(args: &[S], cwd: &Path) -> Command {
     let mut cmd = Command::new(BIN);
+    let names_sanitizer = args.iter().any(|a| {
+        let a = a.as_ref().to_string_lossy();
+        a == "-s" || a == "--sanitizer" || a.starts_with("--sanitizer=")
+    });
+    if !names_sanitizer {
+        cmd.args(["-s", "none"]);
+    }
     cmd.args(args)
         .current_dir(cwd)
         .env_remove("RUST_BACKTRACE")
@@ -338,6 +348,37 @@ pub fn command<S: AsRef<OsStr>>(args: &[S], cwd: &Path) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd
+}
+
+/// A `RUSTUP_HOME` holding only the stable toolchain this machine has, to
+/// run a command as on a machine without nightly: `rustc`/`cargo` resolve as
+/// usual, `rustup run nightly …` fails. (Set it with `RUSTUP_TOOLCHAIN=stable`.)
+pub fn stable_only_rustup_home() -> PathBuf {
+    let real = std::env::var_os("RUSTUP_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".rustup")))
+        .expect("RUSTUP_HOME or HOME");
+    let home = tmp_root().join("stable-only-rustup");
+    let toolchains = home.join("toolchains");
+    std::fs::create_dir_all(&toolchains).unwrap();
+    for entry in std::fs::read_dir(real.join("toolchains"))
+        .unwrap()
+        .flatten()
+    {
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with("stable-") {
+            let link = toolchains.join(&name);
+            if !link.exists() {
+                std::os::unix::fs::symlink(entry.path(), &link).unwrap();
+            }
+        }
+    }
+    std::fs::write(
+        home.join("settings.toml"),
+        "version = \"12\"\ndefault_toolchain = \"stable\"\nprofile = \"minimal\"\n",
+    )
+    .unwrap();
+    home
 }
 
 /// Waits for `child` (killing it after `limit`) and collects its output.

@@ -1,15 +1,19 @@
 //! Stand-in for `libfuzzer-sys` used by cargo-reduce-crash's in-process driver.
 //!
-//! The real crate links libFuzzer and turns every panic into an abort. This
-//! one keeps the same macro surface (`fuzz_target!` in all its forms,
-//! `fuzz_mutator!`, `fuzz_crossover!`, `Corpus`, `arbitrary` re-export) but
-//! expands `fuzz_target!` into plain Rust functions in the target's module,
-//! so the driver can call the target many times in one process and catch
-//! panics with `catch_unwind`.
+//! The fuzz target file is compiled unmodified as the crate root of its
+//! binary, exactly as `cargo fuzz build` compiles it; only `libfuzzer-sys` is
+//! replaced by this crate (a `[patch]` of the fuzz package, or the dependency
+//! of a generated package on stable). It keeps the real crate's macro surface
+//! (`fuzz_target!` in all its forms, `fuzz_mutator!`, `fuzz_crossover!`,
+//! `Corpus`, the `arbitrary` re-export), but `fuzz_target!` expands into plain
+//! Rust functions with fixed symbol names, and this crate provides the
+//! binary's `main` (as libFuzzer does for the real binary): the driver loop
+//! that runs many inputs per process, catches panics with `catch_unwind`
+//! and reports each outcome to cargo-reduce-crash.
 //!
 //! The `__driver` module is the driver's main loop and wire protocol. The
 //! parent side of that protocol lives in cargo-reduce-crash's `exec` module;
-//! keep the two in step (`PROTOCOL_VERSION`).
+//! keep the two in step (the greeting's magic number).
 
 #![allow(clippy::missing_safety_doc)]
 
@@ -57,6 +61,30 @@ pub fn initialize(_argc: *const isize, _argv: *const *const *const u8) -> isize 
     0
 }
 
+// The functions `fuzz_target!` defines in the target's crate. They have
+// fixed symbol names, so the driver below can call them without knowing the
+// crate (Rust ABI: a panic unwinds through them into `catch_unwind`).
+unsafe extern "Rust" {
+    fn __rc_init();
+    fn __rc_entry(bytes: &[u8]) -> i32;
+    fn __rc_debug(bytes: &[u8]) -> String;
+    fn __rc_value(bytes: &[u8]) -> Option<String>;
+    fn __rc_typed() -> bool;
+}
+
+/// The binary's entry point, as libFuzzer's `main` is for the real build
+/// (the target file says `#![no_main]`).
+#[unsafe(no_mangle)]
+pub extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
+    __driver::main(__driver::Target {
+        init: || unsafe { __rc_init() },
+        entry: |b| unsafe { __rc_entry(b) },
+        debug: |b| unsafe { __rc_debug(b) },
+        value: |b| unsafe { __rc_value(b) },
+        typed: unsafe { __rc_typed() },
+    })
+}
+
 #[macro_export]
 macro_rules! fuzz_target {
     (|$bytes:ident| $body:expr) => {
@@ -75,33 +103,38 @@ macro_rules! fuzz_target {
         $crate::fuzz_target!(init: $init, |$bytes: &[u8]| -> () { $body });
     };
     (init: $init:expr, |$bytes:ident: &[u8]| -> $rty:ty $body:block) => {
-        #[doc(hidden)]
-        pub const __RC_TYPED: bool = false;
+        const _: () = {
+            #[unsafe(no_mangle)]
+            pub fn __rc_typed() -> bool {
+                false
+            }
 
-        #[doc(hidden)]
-        pub fn __rc_init() {
-            $init;
-        }
+            #[unsafe(no_mangle)]
+            pub fn __rc_init() {
+                $init;
+            }
 
-        #[doc(hidden)]
-        pub fn __rc_entry(bytes: &[u8]) -> i32 {
-            $crate::Corpus::from(__libfuzzer_sys_run(bytes)).to_libfuzzer_code()
-        }
+            #[unsafe(no_mangle)]
+            pub fn __rc_entry(bytes: &[u8]) -> i32 {
+                $crate::Corpus::from(__libfuzzer_sys_run(bytes)).to_libfuzzer_code()
+            }
 
-        #[doc(hidden)]
-        pub fn __rc_debug(bytes: &[u8]) -> String {
-            format!("{:?}", bytes)
-        }
+            #[unsafe(no_mangle)]
+            pub fn __rc_debug(bytes: &[u8]) -> String {
+                format!("{:?}", bytes)
+            }
 
-        #[doc(hidden)]
-        pub fn __rc_value(_bytes: &[u8]) -> Option<String> {
-            None
-        }
+            #[unsafe(no_mangle)]
+            pub fn __rc_value(_bytes: &[u8]) -> Option<String> {
+                None
+            }
 
-        #[inline(never)]
-        fn __libfuzzer_sys_run($bytes: &[u8]) -> $rty {
-            $body
-        }
+            // A uniquely named frame, as in libfuzzer-sys.
+            #[inline(never)]
+            fn __libfuzzer_sys_run($bytes: &[u8]) -> $rty {
+                $body
+            }
+        };
     };
     (|$data:ident: $dty:ty| $body:expr) => {
         $crate::fuzz_target!(init: (), |$data: $dty| -> () { $body });
@@ -113,59 +146,64 @@ macro_rules! fuzz_target {
         $crate::fuzz_target!(init: $init, |$data: $dty| -> () { $body });
     };
     (init: $init:expr, |$data:ident: $dty:ty| -> $rty:ty $body:block) => {
-        #[doc(hidden)]
-        pub const __RC_TYPED: bool = true;
-
-        #[doc(hidden)]
-        pub fn __rc_init() {
-            $init;
-        }
-
-        #[doc(hidden)]
-        pub fn __rc_entry(bytes: &[u8]) -> i32 {
-            use $crate::arbitrary::{Arbitrary, Unstructured};
-            // Same early reject as libfuzzer-sys.
-            if bytes.len() < <$dty as Arbitrary>::size_hint(0).0 {
-                return -1;
+        const _: () = {
+            #[unsafe(no_mangle)]
+            pub fn __rc_typed() -> bool {
+                true
             }
-            let u = Unstructured::new(bytes);
-            let data = match <$dty as Arbitrary>::arbitrary_take_rest(u) {
-                Ok(d) => d,
-                Err(_) => return -1,
-            };
-            $crate::Corpus::from(__libfuzzer_sys_run(data)).to_libfuzzer_code()
-        }
 
-        #[doc(hidden)]
-        pub fn __rc_debug(bytes: &[u8]) -> String {
-            use $crate::arbitrary::{Arbitrary, Unstructured};
-            let u = Unstructured::new(bytes);
-            match <$dty as Arbitrary>::arbitrary_take_rest(u) {
-                Ok(d) => format!("{:#?}", d),
-                Err(e) => format!("Arbitrary Error: {}", e),
+            #[unsafe(no_mangle)]
+            pub fn __rc_init() {
+                $init;
             }
-        }
 
-        /// The compact `Debug` form of the decoded value, or `None` when
-        /// the input is rejected before the body runs (too short, or does
-        /// not decode). Used for value-level caching and structure probing.
-        #[doc(hidden)]
-        pub fn __rc_value(bytes: &[u8]) -> Option<String> {
-            use $crate::arbitrary::{Arbitrary, Unstructured};
-            if bytes.len() < <$dty as Arbitrary>::size_hint(0).0 {
-                return None;
+            #[unsafe(no_mangle)]
+            pub fn __rc_entry(bytes: &[u8]) -> i32 {
+                use $crate::arbitrary::{Arbitrary, Unstructured};
+                // Same early reject as libfuzzer-sys.
+                if bytes.len() < <$dty as Arbitrary>::size_hint(0).0 {
+                    return -1;
+                }
+                let u = Unstructured::new(bytes);
+                let data = match <$dty as Arbitrary>::arbitrary_take_rest(u) {
+                    Ok(d) => d,
+                    Err(_) => return -1,
+                };
+                $crate::Corpus::from(__libfuzzer_sys_run(data)).to_libfuzzer_code()
             }
-            let u = Unstructured::new(bytes);
-            match <$dty as Arbitrary>::arbitrary_take_rest(u) {
-                Ok(d) => Some(format!("{:?}", d)),
-                Err(_) => None,
-            }
-        }
 
-        #[inline(never)]
-        fn __libfuzzer_sys_run($data: $dty) -> $rty {
-            $body
-        }
+            #[unsafe(no_mangle)]
+            pub fn __rc_debug(bytes: &[u8]) -> String {
+                use $crate::arbitrary::{Arbitrary, Unstructured};
+                let u = Unstructured::new(bytes);
+                match <$dty as Arbitrary>::arbitrary_take_rest(u) {
+                    Ok(d) => format!("{:#?}", d),
+                    Err(e) => format!("Arbitrary Error: {}", e),
+                }
+            }
+
+            /// The compact `Debug` form of the decoded value, or `None` when
+            /// the input is rejected before the body runs (too short, or does
+            /// not decode). Used for value-level caching and structure probing.
+            #[unsafe(no_mangle)]
+            pub fn __rc_value(bytes: &[u8]) -> Option<String> {
+                use $crate::arbitrary::{Arbitrary, Unstructured};
+                if bytes.len() < <$dty as Arbitrary>::size_hint(0).0 {
+                    return None;
+                }
+                let u = Unstructured::new(bytes);
+                match <$dty as Arbitrary>::arbitrary_take_rest(u) {
+                    Ok(d) => Some(format!("{:?}", d)),
+                    Err(_) => None,
+                }
+            }
+
+            // A uniquely named frame, as in libfuzzer-sys.
+            #[inline(never)]
+            fn __libfuzzer_sys_run($data: $dty) -> $rty {
+                $body
+            }
+        };
     };
 }
 
@@ -182,15 +220,17 @@ macro_rules! fuzz_mutator {
         |
         $body:block
     ) => {
-        #[allow(dead_code, unused_variables, unused_mut)]
-        fn __rc_custom_mutator(
-            $data: &mut [u8],
-            $size: usize,
-            $max_size: usize,
-            $seed: u32,
-        ) -> usize {
-            $body
-        }
+        const _: () = {
+            #[allow(dead_code, unused_variables, unused_mut)]
+            fn __rc_custom_mutator(
+                $data: &mut [u8],
+                $size: usize,
+                $max_size: usize,
+                $seed: u32,
+            ) -> usize {
+                $body
+            }
+        };
     };
 }
 
@@ -206,18 +246,25 @@ macro_rules! fuzz_crossover {
         |
         $body:block
     ) => {
-        #[allow(dead_code, unused_variables, unused_mut)]
-        fn __rc_custom_crossover(
-            $data1: &[u8],
-            $data2: &[u8],
-            $out: &mut [u8],
-            $seed: u32,
-        ) -> usize {
-            $body
-        }
+        const _: () = {
+            #[allow(dead_code, unused_variables, unused_mut)]
+            fn __rc_custom_crossover(
+                $data1: &[u8],
+                $data2: &[u8],
+                $out: &mut [u8],
+                $seed: u32,
+            ) -> usize {
+                $body
+            }
+        };
     };
 }
 
 #[doc(hidden)]
 pub mod __driver;
+mod fork_server;
+mod limits;
 mod probe;
+mod sancov;
+mod serve;
+mod signals;

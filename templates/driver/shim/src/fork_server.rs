@@ -1,0 +1,188 @@
+//! Cheap restarts: a fork server.
+//!
+//! A crash that kills the process (a sanitizer report, an abort, a stack
+//! overflow, a signal, a memory limit, a kill at a deadline) would otherwise
+//! cost a whole new driver: exec, dynamic loading, the sanitizer's start-up
+//! and the target's `init:` block. Instead, once `init:` has run, this
+//! process becomes a server that never runs an input itself: it forks a
+//! child that serves requests; when the child dies, the server reports how
+//! (wait status, what the child was doing, the end of what it printed) and
+//! forks a new child from its own clean state.
+//!
+//! The child talks to the parent on the inherited protocol pipes; its
+//! stderr and stdout go to a memory file that the server reads after a
+//! death. A small shared page tells the server whether the child died while
+//! working on a request or between requests.
+
+use crate::__driver::Target;
+use crate::limits::Limits;
+use std::fs::File;
+use std::io::Write;
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+
+/// What the process serving requests is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Phase {
+    /// Waiting for a request (nothing of the next one has been read).
+    Idle = 0,
+    /// Working on a request it has read completely.
+    Busy = 1,
+    /// Part-way through reading a request.
+    Reading = 2,
+}
+
+/// The shared page's phase byte, once the server has mapped it.
+static PHASE: AtomicPtr<AtomicU8> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Records the phase where the server can read it after a death (a plain
+/// store to shared memory: cheap enough to do around every request).
+pub fn set_phase(phase: Phase) {
+    let p = PHASE.load(Ordering::Relaxed);
+    if !p.is_null() {
+        unsafe { (*p).store(phase as u8, Ordering::Relaxed) };
+    }
+}
+
+fn phase() -> u8 {
+    let p = PHASE.load(Ordering::Relaxed);
+    if p.is_null() {
+        return Phase::Busy as u8;
+    }
+    unsafe { (*p).load(Ordering::Relaxed) }
+}
+
+/// How much of a dead child's output is sent to the parent.
+const TAIL: usize = 64 * 1024;
+
+/// Forking is safe only while this process has one thread (a thread the
+/// target's `init:` started would not exist in the children, and could hold
+/// a lock they need); `RC_FORK_SERVER=0` turns it off.
+pub fn usable() -> bool {
+    if std::env::var_os("RC_FORK_SERVER").is_some_and(|v| v == "0") {
+        return false;
+    }
+    match std::fs::read_dir("/proc/self/task") {
+        Ok(tasks) => tasks.count() == 1,
+        Err(_) => false,
+    }
+}
+
+/// Serves through forked children until the parent goes away.
+pub fn run(target: &Target, input: File, mut output: File, mut hello: Vec<u8>, limits: &Limits) -> ! {
+    let page = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if page == libc::MAP_FAILED {
+        // No shared page: serve in this process instead.
+        hello.push(0);
+        hello.extend_from_slice(&std::process::id().to_le_bytes());
+        if output.write_all(&hello).is_err() {
+            std::process::exit(0);
+        }
+        limits.watch_rss();
+        crate::serve::serve(target, input, output)
+    }
+    PHASE.store(page.cast(), Ordering::Relaxed);
+    hello.push(1);
+    // The message to send once the next child's pid is known: the greeting,
+    // then a death report per child.
+    let mut pending = hello;
+    loop {
+        set_phase(Phase::Idle);
+        let out = unsafe { libc::memfd_create(c"rc-output".as_ptr(), libc::MFD_CLOEXEC) };
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            unsafe {
+                if out >= 0 {
+                    libc::dup2(out, 1);
+                    libc::dup2(out, 2);
+                    libc::close(out);
+                }
+            }
+            limits.watch_rss();
+            crate::serve::serve(target, input, output);
+        }
+        if pid < 0 {
+            let _ = writeln!(
+                std::io::stderr(),
+                "cargo-reduce-crash driver: fork failed: {}",
+                std::io::Error::last_os_error()
+            );
+            std::process::exit(1);
+        }
+        pending.extend_from_slice(&(pid as u32).to_le_bytes());
+        if output.write_all(&pending).is_err() {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            std::process::exit(0);
+        }
+        let status = wait(pid);
+        let phase = phase();
+        let printed = tail(out);
+        if out >= 0 {
+            unsafe { libc::close(out) };
+        }
+        let clean_exit = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+        if clean_exit && phase != Phase::Busy as u8 {
+            // The parent closed the pipe or asked to quit.
+            std::process::exit(0);
+        }
+        pending = Vec::with_capacity(16 + printed.len());
+        pending.push(b'X');
+        pending.extend_from_slice(&status.to_le_bytes());
+        pending.push(phase);
+        crate::serve::put_bytes(&mut pending, &printed);
+    }
+}
+
+fn wait(pid: libc::pid_t) -> i32 {
+    let mut status = 0;
+    loop {
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            return status;
+        }
+        if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // Cannot happen for our own child; report it as killed.
+            return libc::SIGKILL;
+        }
+    }
+}
+
+/// The last [`TAIL`] bytes a child wrote to its output file.
+fn tail(fd: i32) -> Vec<u8> {
+    if fd < 0 {
+        return Vec::new();
+    }
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Vec::new();
+    }
+    let size = st.st_size.max(0) as usize;
+    let start = size.saturating_sub(TAIL);
+    let mut buf = vec![0u8; size - start];
+    let mut got = 0;
+    while got < buf.len() {
+        let n = unsafe {
+            libc::pread(
+                fd,
+                buf[got..].as_mut_ptr().cast(),
+                buf.len() - got,
+                (start + got) as libc::off_t,
+            )
+        };
+        if n <= 0 {
+            break;
+        }
+        got += n as usize;
+    }
+    buf.truncate(got);
+    buf
+}

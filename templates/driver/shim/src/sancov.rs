@@ -1,0 +1,123 @@
+//! SanitizerCoverage hooks and 8-bit counters.
+//!
+//! cargo-fuzz instruments targets with inline 8-bit counters, a PC table,
+//! comparison tracing and (on Linux) stack-depth tracking; libFuzzer's
+//! runtime defines the hooks that instrumentation calls. The driver has no
+//! libFuzzer: with a sanitizer, its runtime provides weak no-op hooks; without
+//! one they are defined here. Either way the counter arrays are collected
+//! here (`__sanitizer_cov_8bit_counters_init`), so that a coverage request
+//! (`C`) can report each input's features as libFuzzer counts them.
+
+use std::sync::Mutex;
+
+/// SanitizerCoverage inline 8-bit counter arrays, one per instrumented
+/// module, registered at start-up.
+static COUNTERS: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+/// Called by every instrumented module's constructor with its counters.
+///
+/// # Safety
+/// `start..end` must be a counter array that lives as long as the process.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __sanitizer_cov_8bit_counters_init(start: *mut u8, end: *mut u8) {
+    if start < end {
+        if let Ok(mut c) = COUNTERS.lock() {
+            c.push((start as usize, end as usize));
+        }
+    }
+}
+
+/// The PC table (`-sanitizer-coverage-pc-table`) is not needed here.
+///
+/// # Safety
+/// Never dereferences its arguments.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __sanitizer_cov_pcs_init(_start: *const usize, _end: *const usize) {}
+
+/// Indirect-call tracing (`-sanitizer-coverage-level=4`): libFuzzer feeds it
+/// to value profiling only (`-use_value_profile`, off by default), so
+/// features do not depend on it.
+#[unsafe(no_mangle)]
+pub extern "C" fn __sanitizer_cov_trace_pc_indir(_callee: usize) {}
+
+/// Comparison tracing (`-sanitizer-coverage-trace-compares`) feeds
+/// libFuzzer's mutation dictionaries only: no-ops here. With a sanitizer its
+/// runtime defines them.
+#[cfg(rc_no_sanitizer)]
+mod trace {
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_trace_cmp1(_a: u8, _b: u8) {}
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_trace_cmp2(_a: u16, _b: u16) {}
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_trace_cmp4(_a: u32, _b: u32) {}
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_trace_cmp8(_a: u64, _b: u64) {}
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_trace_const_cmp1(_a: u8, _b: u8) {}
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_trace_const_cmp2(_a: u16, _b: u16) {}
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_trace_const_cmp4(_a: u32, _b: u32) {}
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_trace_const_cmp8(_a: u64, _b: u64) {}
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_trace_switch(_val: u64, _cases: *const u64) {}
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_trace_div4(_val: u32) {}
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_trace_div8(_val: u64) {}
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_trace_gep(_idx: usize) {}
+}
+
+/// The registered counter arrays.
+pub fn counters() -> Vec<(usize, usize)> {
+    COUNTERS.lock().map(|c| c.clone()).unwrap_or_default()
+}
+
+/// Zeroes every counter before an input runs.
+pub fn reset(arrays: &[(usize, usize)]) {
+    for &(start, end) in arrays {
+        unsafe { std::ptr::write_bytes(start as *mut u8, 0, end - start) };
+    }
+}
+
+/// Copies every counter into `snapshot` (sized beforehand) with `memcpy`,
+/// which is not instrumented: the driver's own code that runs afterwards
+/// (building the answer) cannot change what the input covered.
+pub fn snapshot(arrays: &[(usize, usize)], snapshot: &mut [u8]) {
+    let mut at = 0;
+    for &(start, end) in arrays {
+        let len = end - start;
+        unsafe {
+            std::ptr::copy_nonoverlapping(start as *const u8, snapshot.as_mut_ptr().add(at), len)
+        };
+        at += len;
+    }
+}
+
+/// libFuzzer's features from 8-bit counters: counter index × 8 + the
+/// bucket of its hit count (1, 2, 3, 4–7, 8–15, 16–31, 32–127, 128+).
+pub fn append_features(snapshot: &[u8], out: &mut Vec<u8>) {
+    let count_at = out.len();
+    out.extend_from_slice(&0u32.to_le_bytes());
+    let mut count = 0u32;
+    for (i, &c) in snapshot.iter().enumerate() {
+        if c != 0 {
+            let bucket = match c {
+                1 => 0,
+                2 => 1,
+                3 => 2,
+                4..=7 => 3,
+                8..=15 => 4,
+                16..=31 => 5,
+                32..=127 => 6,
+                _ => 7,
+            };
+            out.extend_from_slice(&(i as u32 * 8 + bucket).to_le_bytes());
+            count += 1;
+        }
+    }
+    out[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
+}

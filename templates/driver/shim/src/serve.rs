@@ -1,0 +1,386 @@
+//! The request loop: read inputs from the parent, run the target on each,
+//! report one outcome frame per input (the protocol is described in
+//! `__driver.rs`).
+
+use crate::__driver::Target;
+use crate::fork_server::{set_phase, Phase};
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::hash::{Hash, Hasher};
+use std::io::{BufReader, Read, Write};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Mutex;
+use std::time::Instant;
+
+const STATUS_PASS: u8 = 0;
+const STATUS_REJECT: u8 = 1;
+const STATUS_PANIC: u8 = 2;
+const STATUS_KNOWN_FATAL: u8 = 4;
+const CACHED: u8 = 0x80;
+const KEY_FRAME: u8 = b'k';
+const SPANS_FRAME: u8 = b's';
+const DEBUG_FRAME: u8 = b'd';
+
+/// What the target printed is kept (for the parent to read after a death)
+/// only up to this size; the file is emptied between requests beyond it.
+const OUTPUT_KEEP: i64 = 1 << 20;
+
+/// First panic seen while running the current input: (message, location).
+static PANIC: Mutex<Option<(String, String)>> = Mutex::new(None);
+
+pub fn install_panic_hook() {
+    panic::set_hook(Box::new(|info| {
+        let message = match info.payload_as_str() {
+            Some(s) => s.to_owned(),
+            None => "Box<dyn Any>".to_owned(),
+        };
+        let location = info
+            .location()
+            .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+            .unwrap_or_default();
+        if let Ok(mut slot) = PANIC.lock() {
+            if slot.is_none() {
+                *slot = Some((message, location));
+            }
+        }
+    }));
+}
+
+pub fn take_panic() -> Option<(String, String)> {
+    PANIC.lock().ok().and_then(|mut slot| slot.take())
+}
+
+pub fn put_str(buf: &mut Vec<u8>, s: &str) {
+    put_bytes(buf, s.as_bytes());
+}
+
+pub fn put_bytes(buf: &mut Vec<u8>, b: &[u8]) {
+    buf.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    buf.extend_from_slice(b);
+}
+
+fn read_u32(r: &mut impl Read) -> Option<u32> {
+    let mut b = [0u8; 4];
+    r.read_exact(&mut b).ok()?;
+    Some(u32::from_le_bytes(b))
+}
+
+fn read_bytes(r: &mut impl Read, into: &mut Vec<u8>) -> Option<()> {
+    let len = read_u32(r)? as usize;
+    into.resize(len, 0);
+    r.read_exact(into).ok()
+}
+
+/// Reads the request pipe, spinning briefly before blocking: when the
+/// parent answers within microseconds (the common case while reducing), this
+/// saves the wake-up latency of a blocking read. Bounded, so an idle driver
+/// sleeps.
+struct SpinReader {
+    file: File,
+}
+
+const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+
+impl Read for SpinReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let fd = std::os::unix::io::AsRawFd::as_raw_fd(&self.file);
+        let start = Instant::now();
+        loop {
+            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let err = std::io::Error::last_os_error();
+            match err.kind() {
+                std::io::ErrorKind::WouldBlock => {
+                    if start.elapsed() < SPIN {
+                        // Yield rather than burn: under load the other side needs this core.
+                        unsafe { libc::sched_yield() };
+                    } else {
+                        let mut pfd = libc::pollfd {
+                            fd,
+                            events: libc::POLLIN,
+                            revents: 0,
+                        };
+                        unsafe { libc::poll(&mut pfd, 1, -1) };
+                    }
+                }
+                std::io::ErrorKind::Interrupted => {}
+                _ => return Err(err),
+            }
+        }
+    }
+}
+
+fn set_nonblocking(file: &File) {
+    let fd = std::os::unix::io::AsRawFd::as_raw_fd(file);
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+}
+
+/// Keeps what the target printed from growing without bound when it is
+/// written to a file (a fork server's child): empties the file once it
+/// holds more than [`OUTPUT_KEEP`] bytes. Only between requests, so a
+/// crash's report is always complete.
+fn trim_output() {
+    unsafe {
+        let at = libc::lseek(2, 0, libc::SEEK_CUR);
+        if at > OUTPUT_KEEP && libc::ftruncate(2, 0) == 0 {
+            libc::lseek(2, 0, libc::SEEK_SET);
+        }
+    }
+}
+
+/// Serves requests until the parent closes the pipe or sends `Q`.
+pub fn serve(target: &Target, input: File, mut output: File) -> ! {
+    set_nonblocking(&input);
+    let mut input = BufReader::with_capacity(1 << 16, SpinReader { file: input });
+    let mut inputs: Vec<Vec<u8>> = Vec::new();
+    let mut frame: Vec<u8> = Vec::with_capacity(256);
+    let mut values = ValueCache::default();
+    // Coverage builds: the counter arrays, and room for a snapshot of them.
+    let counters = crate::sancov::counters();
+    let mut snapshot = vec![0u8; counters.iter().map(|(s, e)| e - s).sum()];
+    frame.reserve(4 * snapshot.len() + 4096);
+    loop {
+        set_phase(Phase::Idle);
+        trim_output();
+        let mut kind = [0u8; 1];
+        if input.read_exact(&mut kind).is_err() {
+            quit(0);
+        }
+        set_phase(Phase::Reading);
+        match kind[0] {
+            b'R' | b'V' => {
+                let Some(count) = read_u32(&mut input) else {
+                    quit(0)
+                };
+                let count = count as usize;
+                if inputs.len() < count {
+                    inputs.resize_with(count, Vec::new);
+                }
+                for buf in inputs.iter_mut().take(count) {
+                    if read_bytes(&mut input, buf).is_none() {
+                        quit(0);
+                    }
+                }
+                set_phase(Phase::Busy);
+                let cache = if kind[0] == b'V' {
+                    Some(&mut values)
+                } else {
+                    None
+                };
+                run_batch(target, &inputs[..count], cache, &mut output, &mut frame);
+            }
+            b'F' => {
+                let Some(count) = read_u32(&mut input) else {
+                    quit(0)
+                };
+                for _ in 0..count {
+                    let mut key = [0u8; 8];
+                    if input.read_exact(&mut key).is_err() {
+                        quit(0);
+                    }
+                    values.fatal.insert(u64::from_le_bytes(key));
+                }
+            }
+            b'S' => {
+                let mut data = Vec::new();
+                if read_bytes(&mut input, &mut data).is_none() {
+                    quit(0);
+                }
+                set_phase(Phase::Busy);
+                frame.clear();
+                let spans = probe_spans(target, &data);
+                frame.push(SPANS_FRAME);
+                frame.extend_from_slice(&(spans.len() as u32).to_le_bytes());
+                for (start, end, kind) in spans {
+                    frame.extend_from_slice(&(start as u32).to_le_bytes());
+                    frame.extend_from_slice(&(end as u32).to_le_bytes());
+                    frame.push(kind);
+                }
+                if output.write_all(&frame).is_err() {
+                    quit(0);
+                }
+            }
+            b'C' => {
+                let mut data = Vec::new();
+                if read_bytes(&mut input, &mut data).is_none() {
+                    quit(0);
+                }
+                set_phase(Phase::Busy);
+                frame.clear();
+                if counters.is_empty() {
+                    run_one(target, &data, &mut frame);
+                    frame.extend_from_slice(&u32::MAX.to_le_bytes());
+                } else {
+                    crate::sancov::reset(&counters);
+                    // Nothing is flushed before: a death is this input's.
+                    run_one(target, &data, &mut frame);
+                    crate::sancov::snapshot(&counters, &mut snapshot);
+                    crate::sancov::append_features(&snapshot, &mut frame);
+                }
+                if output.write_all(&frame).is_err() {
+                    quit(0);
+                }
+            }
+            b'D' => {
+                let mut data = Vec::new();
+                if read_bytes(&mut input, &mut data).is_none() {
+                    quit(0);
+                }
+                set_phase(Phase::Busy);
+                let text = panic::catch_unwind(|| (target.debug)(&data))
+                    .unwrap_or_else(|_| "<Debug formatting panicked>".to_owned());
+                let _ = take_panic();
+                frame.clear();
+                frame.push(DEBUG_FRAME);
+                put_str(&mut frame, &text);
+                if output.write_all(&frame).is_err() {
+                    quit(0);
+                }
+            }
+            _ => quit(0),
+        }
+    }
+}
+
+/// Leaves the loop: the parent closed the pipe, asked to quit, or sent
+/// something unreadable.
+fn quit(code: i32) -> ! {
+    set_phase(Phase::Idle);
+    std::process::exit(code)
+}
+
+/// Outcomes by value, for `V` batches.
+#[derive(Default)]
+struct ValueCache {
+    /// Response frames of values that ran (pass, reject, panic).
+    frames: HashMap<u64, Vec<u8>>,
+    /// Values that killed a driver (the parent knows how).
+    fatal: HashSet<u64>,
+}
+
+fn value_key(text: &str) -> u64 {
+    // Fixed keys: the parent compares keys across driver restarts.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
+/// The compact `Debug` of the input's value, never panicking.
+fn value_of(target: &Target, data: &[u8]) -> Option<String> {
+    let value = panic::catch_unwind(|| (target.value)(data)).ok().flatten();
+    let _ = take_panic();
+    value
+}
+
+fn flush(output: &mut File, out: &mut Vec<u8>) {
+    if !out.is_empty() {
+        if output.write_all(out).is_err() {
+            std::process::exit(0);
+        }
+        out.clear();
+    }
+}
+
+/// Runs inputs until the first crash, writing one frame per input.
+fn run_batch(
+    target: &Target,
+    inputs: &[Vec<u8>],
+    mut cache: Option<&mut ValueCache>,
+    output: &mut File,
+    out: &mut Vec<u8>,
+) {
+    out.clear();
+    for data in inputs {
+        let key = match cache.as_deref() {
+            Some(_) => value_of(target, data).map(|v| value_key(&v)),
+            None => None,
+        };
+        if let (Some(k), Some(c)) = (key, cache.as_deref()) {
+            if c.fatal.contains(&k) {
+                out.push(STATUS_KNOWN_FATAL);
+                out.extend_from_slice(&0u64.to_le_bytes());
+                out.extend_from_slice(&k.to_le_bytes());
+                break;
+            }
+            if let Some(known) = c.frames.get(&k) {
+                out.push(known[0] | CACHED);
+                out.extend_from_slice(&known[1..]);
+                if known[0] == STATUS_PANIC {
+                    break;
+                }
+                continue;
+            }
+            out.push(KEY_FRAME);
+            out.extend_from_slice(&k.to_le_bytes());
+        }
+        // Everything before this input is reported before it runs: if it
+        // kills the process, the parent knows exactly which input did.
+        flush(output, out);
+        let crashed = run_one(target, data, out);
+        if let (Some(k), Some(c)) = (key, cache.as_deref_mut()) {
+            // `out` was flushed just before, so it holds exactly this frame.
+            c.frames.insert(k, out.clone());
+        }
+        if crashed {
+            break;
+        }
+    }
+    flush(output, out);
+}
+
+/// Which bytes form which draws, probed through the value's `Debug` form
+/// (see `probe.rs`): (start, end, kind) with kind 0 leaf, 1 structural,
+/// 2 unused.
+fn probe_spans(target: &Target, data: &[u8]) -> Vec<(usize, usize, u8)> {
+    if value_of(target, data).is_none() {
+        return Vec::new();
+    }
+    crate::probe::probe_spans(data, |b| value_of(target, b))
+        .into_iter()
+        .map(|s| {
+            let kind = match s.kind {
+                crate::probe::SpanKind::Leaf => 0,
+                crate::probe::SpanKind::Structural => 1,
+                crate::probe::SpanKind::Unused => 2,
+            };
+            (s.start, s.end, kind)
+        })
+        .collect()
+}
+
+/// Runs one input and writes its outcome frame; `true` if it panicked.
+fn run_one(target: &Target, data: &[u8], frame: &mut Vec<u8>) -> bool {
+    let entry = target.entry;
+    let start = Instant::now();
+    let result = panic::catch_unwind(AssertUnwindSafe(|| entry(data)));
+    let elapsed = start.elapsed().as_nanos() as u64;
+    crate::limits::after_input();
+    // A panic the target caught itself still counts, as under libFuzzer.
+    let panicked = take_panic();
+    match (panicked, result) {
+        (Some((message, location)), _) => {
+            frame.push(STATUS_PANIC);
+            frame.extend_from_slice(&elapsed.to_le_bytes());
+            put_str(frame, &message);
+            put_str(frame, &location);
+            true
+        }
+        (None, Err(_)) => {
+            frame.push(STATUS_PANIC);
+            frame.extend_from_slice(&elapsed.to_le_bytes());
+            put_str(frame, "<panic without hook>");
+            put_str(frame, "");
+            true
+        }
+        (None, Ok(code)) => {
+            frame.push(if code == -1 { STATUS_REJECT } else { STATUS_PASS });
+            frame.extend_from_slice(&elapsed.to_le_bytes());
+            false
+        }
+    }
+}
