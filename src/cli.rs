@@ -86,7 +86,7 @@ pub struct Cli {
     #[arg(long, value_name = "NAME|FILE")]
     pub grammar: Option<String>,
 
-    /// Per-test time limit in seconds (default: 10× the original's run time, at least 1 s; 1 s for hangs).
+    /// Per-test time limit in seconds (default: 10× the original's run time, from 1 to 10 s); for a timeout artifact, reduce for "runs longer than SECS" (default: what libFuzzer's -timeout reports, see -- -timeout=N).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
 
@@ -180,7 +180,7 @@ pub struct Cli {
     #[arg(long)]
     pub no_cfg_fuzzing: bool,
 
-    /// libFuzzer flags: -timeout=N, -rss_limit_mb=N and -malloc_limit_mb=N are honoured.
+    /// libFuzzer flags: -timeout=N (for a timeout artifact: the result still times out at it), -rss_limit_mb=N and -malloc_limit_mb=N are honoured.
     #[arg(last = true, value_name = "LIBFUZZER_ARGS")]
     pub libfuzzer_args: Vec<String>,
 }
@@ -253,15 +253,16 @@ impl Cli {
         let parse_u64 = |v: &str, what: &str| -> Result<u64, String> {
             v.parse().map_err(|_| format!("-{what}={v}: not a number"))
         };
-        let mut timeout = match self.timeout {
-            Some(s) => Some(secs(s, "--timeout")?),
+        let timeout = match self.timeout {
+            Some(s) if s > 0.0 => Some(secs(s, "--timeout")?),
+            Some(_) => return Err("--timeout must be a positive number of seconds".to_owned()),
             None => None,
         };
-        if timeout.is_none() {
-            if let Some(v) = self.libfuzzer_flag("timeout") {
-                timeout = Some(Duration::from_secs(parse_u64(v, "timeout")?));
-            }
-        }
+        // libFuzzer's -timeout=0 means no timeout.
+        let libfuzzer_timeout = match self.libfuzzer_flag("timeout") {
+            Some(v) => Some(parse_u64(v, "timeout")?).filter(|&n| n > 0),
+            None => None,
+        };
         let rss_limit_mb = match self.libfuzzer_flag("rss_limit_mb") {
             Some(v) => parse_u64(v, "rss_limit_mb")?,
             None => self.rss_limit_mb,
@@ -313,6 +314,7 @@ impl Cli {
             strategy,
             grammar: self.grammar.clone(),
             timeout,
+            libfuzzer_timeout,
             rss_limit_mb,
             malloc_limit_mb,
             reruns: self.reruns,
@@ -366,7 +368,8 @@ mod tests {
     fn libfuzzer_flags_are_honoured() {
         let cli = Cli::parse_from(["x", "a", "--", "-timeout=3", "-rss_limit_mb=100", "-runs=9"]);
         let o = cli.options(PathBuf::from("/")).unwrap();
-        assert_eq!(o.timeout, Some(Duration::from_secs(3)));
+        assert_eq!(o.timeout, None);
+        assert_eq!(o.libfuzzer_timeout, Some(3));
         assert_eq!(o.rss_limit_mb, 100);
         assert_eq!(cli.ignored_libfuzzer_args(), vec!["-runs=9"]);
     }

@@ -66,6 +66,18 @@ pub enum Error {
         outcome: &'static str,
         runs: usize,
     },
+    #[error("{path} does not time out in `{target}`: {detail}; pass --timeout SECS to reduce for \"runs longer than SECS\"")]
+    NoTimeout {
+        path: PathBuf,
+        target: String,
+        detail: String,
+    },
+    #[error("--timeout/-timeout={limit}s is shorter than the original's own run: given {ran:.2}s it crashes ({signature}); pass a longer timeout")]
+    TimeoutTooShort {
+        limit: f64,
+        ran: f64,
+        signature: String,
+    },
     #[error("{path} crashes `{target}` only sometimes ({crashed} of {runs} runs: {detail}); reduction needs a reproducible crash")]
     Flaky {
         path: PathBuf,
@@ -122,7 +134,10 @@ impl Error {
                 exit_code::UNKNOWN_TARGET
             }
             Error::Build { .. } | Error::Cargo(_) | Error::Exec(_) => exit_code::BUILD_FAILED,
-            Error::NoCrash { .. } | Error::NothingCrashes { .. } => exit_code::NO_CRASH,
+            Error::NoCrash { .. } | Error::NoTimeout { .. } | Error::NothingCrashes { .. } => {
+                exit_code::NO_CRASH
+            }
+            Error::TimeoutTooShort { .. } => exit_code::USAGE,
             Error::UnknownGrammar { .. } | Error::Grammar(_) => exit_code::BAD_GRAMMAR,
             Error::NoParse { .. } => exit_code::NO_PARSE,
             Error::Flaky { .. }

@@ -43,3 +43,4 @@ pub mod rng;
 pub mod session;
 pub mod shrink;
 pub mod target;
+pub mod timeouts;

@@ -44,7 +44,11 @@ pub struct Summary {
     pub tests_value_cached: u64,
     pub elapsed_secs: f64,
     pub tests_per_sec: f64,
+    /// Fresh processes to run inputs after a death (forks of the fork
+    /// server, or new drivers without one), and the final fresh check.
     pub driver_restarts: u64,
+    /// Of those, driver processes started from scratch (exec'd).
+    pub driver_spawns: u64,
     /// Crashes with other signatures that were not accepted, most frequent first.
     pub other_signatures: Vec<OtherSignature>,
     pub interrupted: bool,
@@ -213,7 +217,7 @@ impl Reporter {
         self.status(
             "Tests",
             format!(
-                "{} executed, {} cached{}, {}/s, {} driver restarts",
+                "{} executed, {} cached{}, {}/s, {} driver restarts ({} new processes)",
                 s.tests_executed,
                 s.tests_cached,
                 if s.typed {
@@ -222,7 +226,8 @@ impl Reporter {
                     String::new()
                 },
                 human_count(s.tests_per_sec),
-                s.driver_restarts
+                s.driver_restarts,
+                s.driver_spawns
             ),
         );
         self.status("Signature", s.signature.to_string());

@@ -18,13 +18,12 @@ use crate::output::{check_output, default_output, write_atomic};
 use crate::project::{FuzzProject, Locate};
 use crate::reduce::Strategy;
 use crate::report::{preview, OtherSignature, Reporter, Summary};
+use crate::timeouts::{self, TimeoutGoal};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Time limit for checking the original when `--timeout` is not given.
+/// Time limit for checking the original when no timeout is given.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
-/// Per-test limit when the original itself hangs and `--timeout` is not given.
-const HANG_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Everything a run needs to know.
 #[derive(Debug, Clone)]
@@ -39,8 +38,13 @@ pub struct Options {
     pub strategy: StrategyChoice,
     /// Reduce the derivation tree under this grammar (a shipped name or a file).
     pub grammar: Option<String>,
-    /// Per-test time limit; derived from the original's run time if `None`.
+    /// Per-test time limit (`--timeout`); derived from the original's run
+    /// time if `None`. For a timeout artifact: "runs longer than this".
     pub timeout: Option<Duration>,
+    /// libFuzzer's `-timeout=N` (after `--`; `0`, libFuzzer's "no timeout",
+    /// is `None`): the per-test limit, and for a timeout artifact the
+    /// timeout `cargo fuzz run` must still report ([`timeouts`]).
+    pub libfuzzer_timeout: Option<u64>,
     pub rss_limit_mb: u64,
     pub malloc_limit_mb: u64,
     /// How many times the original is run before reducing.
@@ -149,11 +153,6 @@ pub fn start_driver(opts: &Options, binary: &Path) -> Result<Executor> {
     })?)
 }
 
-/// The per-test limit while checking whether an original reproduces.
-pub fn check_timeout(opts: &Options) -> Duration {
-    opts.timeout.unwrap_or(CHECK_TIMEOUT)
-}
-
 /// Builds the driver for `target` and starts it.
 fn prepare(
     opts: &Options,
@@ -178,7 +177,8 @@ pub enum Reproduction {
     /// It crashed every time, always the same way (under `--match`).
     Crash {
         signature: Signature,
-        /// The slowest run (the reduction's time limit derives from it).
+        /// The slowest run (the reduction's time limit derives from it; for
+        /// a timeout, how long the original ran, at most the check limit).
         slowest: Duration,
     },
     /// It never crashed.
@@ -186,6 +186,8 @@ pub enum Reproduction {
         /// Every run was rejected (`-1`/`Corpus::Reject`, did not decode).
         rejected: bool,
         runs: usize,
+        /// For a `timeout-*` artifact: why it does not count as a timeout.
+        timeout: Option<String>,
     },
     /// It crashed only sometimes, or differently from run to run.
     Flaky {
@@ -201,7 +203,15 @@ impl Reproduction {
     pub fn into_result(self, artifact: &Path, target: &str) -> Result<(Signature, Duration)> {
         match self {
             Reproduction::Crash { signature, slowest } => Ok((signature, slowest)),
-            Reproduction::NoCrash { rejected, runs } => Err(Error::NoCrash {
+            Reproduction::NoCrash {
+                timeout: Some(detail),
+                ..
+            } => Err(Error::NoTimeout {
+                path: artifact.to_owned(),
+                target: target.to_owned(),
+                detail,
+            }),
+            Reproduction::NoCrash { rejected, runs, .. } => Err(Error::NoCrash {
                 path: artifact.to_owned(),
                 target: target.to_owned(),
                 outcome: if rejected {
@@ -226,50 +236,129 @@ impl Reproduction {
     }
 }
 
+/// The time limit for the first run of an original.
+pub fn check_timeout(opts: &Options) -> Duration {
+    timeouts::check_limit(opts.timeout, opts.libfuzzer_timeout, CHECK_TIMEOUT)
+}
+
 /// Runs the original `--reruns` times (in whatever state `exec` is: restart
 /// it first for a fresh process) and says whether it crashes reproducibly.
-pub fn check_reproduces(opts: &Options, exec: &mut Executor, data: &[u8]) -> Result<Reproduction> {
-    let mut outcomes: Vec<Outcome> = Vec::new();
-    let mut slowest = Duration::ZERO;
-    for i in 0..opts.reruns.max(1) {
+/// `named_timeout`: libFuzzer saved it as a `timeout-*` artifact, so a run
+/// that finishes is measured against the timeout rule ([`timeouts`]).
+pub fn check_reproduces(
+    opts: &Options,
+    exec: &mut Executor,
+    data: &[u8],
+    named_timeout: bool,
+) -> Result<Reproduction> {
+    let limit = check_timeout(opts);
+    exec.set_timeout(limit);
+    let first = exec.run(data)?;
+    let hung = matches!(&first.outcome, Outcome::Crash(s) if s.kind == CrashKind::Timeout);
+    let flags = opts.timeout.is_some() || opts.libfuzzer_timeout.is_some();
+    if hung && flags && !named_timeout && limit < CHECK_TIMEOUT {
+        // Killed at the user's limit: a hang, or a crash that takes longer
+        // (then the limit would turn the crash into a timeout)?
+        exec.set_timeout((limit * 4).clamp(Duration::from_secs(1), CHECK_TIMEOUT));
+        let longer = exec.run(data)?;
+        if let Outcome::Crash(sig) = &longer.outcome {
+            if sig.kind != CrashKind::Timeout {
+                return Err(Error::TimeoutTooShort {
+                    limit: limit.as_secs_f64(),
+                    ran: longer.elapsed.as_secs_f64(),
+                    signature: sig.to_string(),
+                });
+            }
+        }
+        exec.set_timeout(limit);
+    }
+    let measured = if hung { limit } else { first.elapsed };
+    if hung || (named_timeout && !matches!(first.outcome, Outcome::Crash(_))) {
+        return Ok(check_timeout_reproduces(opts, exec, data, measured));
+    }
+    let mut outcomes: Vec<Outcome> = vec![first.outcome];
+    let mut slowest = first.elapsed;
+    for _ in 1..opts.reruns.max(1) {
         let run = exec.run(data)?;
         slowest = slowest.max(run.elapsed);
-        let hung = matches!(&run.outcome, Outcome::Crash(s) if s.kind == CrashKind::Timeout);
         outcomes.push(run.outcome);
-        // One more try is enough to call a hang reproducible; waiting out
-        // the time limit again and again tells us nothing new.
-        if hung && i >= 1 {
-            break;
-        }
     }
     let crashes: Vec<&Signature> = outcomes.iter().filter_map(Outcome::signature).collect();
     if crashes.is_empty() {
         return Ok(Reproduction::NoCrash {
             rejected: outcomes.iter().all(|o| *o == Outcome::Reject),
             runs: outcomes.len(),
+            timeout: None,
         });
     }
     let first = crashes[0].clone();
     let differs = crashes.iter().any(|s| !opts.match_mode.matches(&first, s));
     if crashes.len() < outcomes.len() || differs {
-        let detail = outcomes
-            .iter()
-            .map(|o| match o.signature() {
-                Some(s) => s.to_string(),
-                None => o.label().to_owned(),
-            })
-            .collect::<Vec<_>>()
-            .join("; ");
-        return Ok(Reproduction::Flaky {
-            crashed: crashes.len(),
-            runs: outcomes.len(),
-            detail,
-        });
+        return Ok(flaky(&outcomes));
     }
     Ok(Reproduction::Crash {
         signature: first,
         slowest,
     })
+}
+
+fn flaky(outcomes: &[Outcome]) -> Reproduction {
+    let detail = outcomes
+        .iter()
+        .map(|o| match o.signature() {
+            Some(s) => s.to_string(),
+            None => o.label().to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    Reproduction::Flaky {
+        crashed: outcomes.iter().filter(|o| o.signature().is_some()).count(),
+        runs: outcomes.len(),
+        detail,
+    }
+}
+
+/// A timeout original (it hung at the check limit, or is a `timeout-*`
+/// artifact that ran `measured`): does it time out under the rule, and
+/// again when rerun to the rule's deadline?
+fn check_timeout_reproduces(
+    opts: &Options,
+    exec: &mut Executor,
+    data: &[u8],
+    measured: Duration,
+) -> Reproduction {
+    let Some(goal) = timeouts::goal(opts.timeout, opts.libfuzzer_timeout, measured) else {
+        let needed = match (opts.timeout, opts.libfuzzer_timeout) {
+            (Some(s), _) => format!("--timeout {}", s.as_secs_f64()),
+            (None, Some(n)) => format!(
+                "-timeout={n} (libFuzzer reports one input only after it ran {}s)",
+                timeouts::reported_after(n).as_secs()
+            ),
+            (None, None) => {
+                "any libFuzzer -timeout (one input must run 2s or more for -timeout=1)".to_owned()
+            }
+        };
+        return Reproduction::NoCrash {
+            rejected: false,
+            runs: 1,
+            timeout: Some(format!(
+                "it ran {:.2}s, which does not time out at {needed}",
+                measured.as_secs_f64()
+            )),
+        };
+    };
+    exec.set_timeout(goal.deadline);
+    let again = match exec.run(data) {
+        Ok(run) => run.outcome,
+        Err(_) => Outcome::Pass,
+    };
+    match &again {
+        Outcome::Crash(s) if s.kind == CrashKind::Timeout => Reproduction::Crash {
+            signature: s.clone(),
+            slowest: measured,
+        },
+        _ => flaky(&[Outcome::Crash(Signature::new(CrashKind::Timeout)), again]),
+    }
 }
 
 /// The byte strategy asked for, else the best one for the kind of target.
@@ -317,15 +406,29 @@ pub fn parse_artifact(grammar: &Grammar, spec: &str, artifact: &Path, data: &[u8
     })
 }
 
-/// The per-test limit for the reduction.
-fn reduction_timeout(opts: &Options, sig: &Signature, slowest: Duration) -> Duration {
-    if let Some(t) = opts.timeout {
-        return t;
-    }
+/// The per-test limit for the reduction, and for a timeout what the result
+/// is reported at.
+fn reduction_timeout(
+    opts: &Options,
+    sig: &Signature,
+    slowest: Duration,
+) -> (Duration, Option<TimeoutGoal>) {
     if sig.kind == CrashKind::Timeout {
-        return HANG_TIMEOUT;
+        if let Some(goal) = timeouts::goal(opts.timeout, opts.libfuzzer_timeout, slowest) {
+            return (goal.deadline, Some(goal));
+        }
+        return (slowest, None);
     }
-    (slowest * 10).clamp(Duration::from_secs(1), CHECK_TIMEOUT)
+    if let Some(t) = opts.timeout {
+        return (t, None);
+    }
+    if let Some(n) = opts.libfuzzer_timeout {
+        return (Duration::from_secs(n), None);
+    }
+    (
+        (slowest * 10).clamp(Duration::from_secs(1), CHECK_TIMEOUT),
+        None,
+    )
 }
 
 /// Reduces one artifact. Returns the summary (also when interrupted).
@@ -350,7 +453,8 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
     let mut p = prepare(opts, &plan, project, target, reporter)?;
 
     let (signature, slowest) =
-        check_reproduces(opts, &mut p.exec, &data)?.into_result(artifact, &p.target)?;
+        check_reproduces(opts, &mut p.exec, &data, timeouts::named_timeout(artifact))?
+            .into_result(artifact, &p.target)?;
     reporter.status(
         "Reproduced",
         format!(
@@ -414,7 +518,7 @@ pub fn reduce_reproduced(
     } = job;
     // The executor may have run other artifacts before: count only this one.
     let before = exec.stats();
-    let timeout = reduction_timeout(opts, &signature, slowest);
+    let (timeout, timeout_goal) = reduction_timeout(opts, &signature, slowest);
     exec.set_timeout(timeout);
     exec.set_value_cache(true);
     let strategy = choose_strategy(opts.strategy, exec.typed());
@@ -427,14 +531,23 @@ pub fn reduce_reproduced(
         None => strategy.name(),
     };
     if let Some(r) = reporter.as_deref_mut() {
+        let limit = match (signature.kind, timeout_goal.and_then(|g| g.libfuzzer)) {
+            (CrashKind::Timeout, Some(n)) => format!(
+                "keeps running {:.2}s: libFuzzer -timeout={n} reports it",
+                timeout.as_secs_f64()
+            ),
+            (CrashKind::Timeout, None) => {
+                format!("keeps running {:.2}s", timeout.as_secs_f64())
+            }
+            _ => format!("timeout {:.2}s", timeout.as_secs_f64()),
+        };
         r.status(
             "Reducing",
             format!(
-                "{} bytes with `{}` (identity: {}, timeout {:.2}s)",
+                "{} bytes with `{}` (identity: {}, {limit})",
                 data.len(),
                 strategy_name,
                 opts.match_mode.name(),
-                timeout.as_secs_f64()
             ),
         );
     }
@@ -504,7 +617,14 @@ pub fn reduce_reproduced(
         None
     };
     let exec_stats = exec.stats();
-    let reproduce = reproduce_line(project, target, build, &output, opts);
+    let reproduce = reproduce_line(
+        project,
+        target,
+        build,
+        &output,
+        opts,
+        timeout_goal.and_then(|g| g.libfuzzer),
+    );
     if let Some(path) = &opts.emit_test {
         RegressionTest {
             artifact,
@@ -538,6 +658,7 @@ pub fn reduce_reproduced(
         elapsed_secs: elapsed.as_secs_f64(),
         tests_per_sec: stats.executed as f64 / elapsed.as_secs_f64().max(1e-9),
         driver_restarts: exec_stats.restarts - before.restarts,
+        driver_spawns: exec_stats.spawns - before.spawns,
         other_signatures: others
             .into_iter()
             .map(|(signature, count)| OtherSignature { signature, count })
@@ -601,6 +722,7 @@ fn reproduce_line(
     build: &BuildKind,
     output: &Path,
     opts: &Options,
+    libfuzzer_timeout: Option<u64>,
 ) -> String {
     let cwd = &opts.locate.cwd;
     let rel = |p: &Path| -> String {
@@ -648,6 +770,9 @@ fn reproduce_line(
     }
     parts.push(target.to_owned());
     parts.push(shell_quote(&rel(output)));
+    if let Some(n) = libfuzzer_timeout {
+        parts.push(format!("-- -timeout={n}"));
+    }
     parts.join(" ")
 }
 

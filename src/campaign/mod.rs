@@ -204,11 +204,15 @@ fn classify_one(pool: &mut Pool<'_>, found: &Found) -> Result<Classification> {
     let opts = pool.opts;
     let exec = pool.get(found.target)?;
     exec.set_value_cache(false);
-    exec.set_timeout(session::check_timeout(opts));
     // Every original runs in a fresh process, as when reduced alone.
     exec.restart();
     Ok(Classification::from_reproduction(
-        session::check_reproduces(opts, exec, &data)?,
+        session::check_reproduces(
+            opts,
+            exec,
+            &data,
+            crate::timeouts::named_timeout(&found.path),
+        )?,
     ))
 }
 

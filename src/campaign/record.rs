@@ -42,6 +42,7 @@ impl Classification {
             Reproduction::NoCrash {
                 rejected: true,
                 runs,
+                ..
             } => Classification::Reject { runs },
             Reproduction::NoCrash { runs, .. } => Classification::Pass { runs },
             Reproduction::Flaky {
@@ -135,11 +136,13 @@ pub struct RecordKey {
 /// The options that change how an artifact is classified (and bucketed).
 pub fn settings_key(opts: &Options) -> String {
     format!(
-        "match={} reruns={} timeout={} rss_limit_mb={} malloc_limit_mb={}",
+        "match={} reruns={} timeout={} libfuzzer_timeout={} rss_limit_mb={} malloc_limit_mb={}",
         opts.match_mode.name(),
         opts.reruns.max(1),
         opts.timeout
             .map_or_else(|| "auto".to_owned(), |t| format!("{}", t.as_secs_f64())),
+        opts.libfuzzer_timeout
+            .map_or_else(|| "none".to_owned(), |n| n.to_string()),
         opts.rss_limit_mb,
         opts.malloc_limit_mb,
     )
@@ -358,6 +361,7 @@ mod tests {
             strategy: StrategyChoice::Auto,
             grammar: None,
             timeout: None,
+            libfuzzer_timeout: None,
             rss_limit_mb: 2048,
             malloc_limit_mb: 0,
             reruns: 3,

@@ -12,6 +12,8 @@
 
 #![allow(dead_code)]
 
+pub mod real;
+
 use serde_json::Value;
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -348,6 +350,38 @@ pub fn command<S: AsRef<OsStr>>(args: &[S], cwd: &Path) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd
+}
+
+/// A `Command` for the binary with exactly `args`: the default build
+/// (`cargo fuzz build`'s own when nightly is there).
+pub fn command_as_is<S: AsRef<OsStr>>(args: &[S], cwd: &Path) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .current_dir(cwd)
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// A copy of `tests/fixtures/<name>` at `$CARGO_TARGET_TMPDIR/fixtures/<name>`,
+/// refreshed (only changed files rewritten, so builds there stay warm) and
+/// with an empty `fuzz/artifacts/`. Call once per test process.
+pub fn copy_fixture(name: &str) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let root = tmp_root().join("fixtures").join(name);
+    sync_tree(&source, &root);
+    let artifacts = root.join("fuzz").join("artifacts");
+    if artifacts.exists() {
+        std::fs::remove_dir_all(&artifacts).unwrap();
+    }
+    std::fs::create_dir_all(&artifacts).unwrap();
+    root
 }
 
 /// A `RUSTUP_HOME` holding only the stable toolchain this machine has, to

@@ -1,0 +1,226 @@
+//! The judge of "crashes the same way": the fuzz target built exactly as
+//! `cargo fuzz build` builds it (cargo-fuzz itself, nightly, its default
+//! AddressSanitizer build), run by the real libFuzzer on one file, its report
+//! read for the crash kind and the first frame in the fixture's own code.
+//!
+//! This is deliberately independent of the tool under test: the build is
+//! cargo-fuzz's, the report is libFuzzer's and the sanitizer's, symbolized by
+//! `llvm-symbolizer` as `cargo fuzz run` does (only when that is missing are
+//! the raw addresses symbolized with the library's `Symbolizer`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Why the real build cannot be made on this machine, if it cannot: it
+/// needs a nightly toolchain and cargo-fuzz.
+pub fn unavailable() -> Option<String> {
+    let nightly = Command::new("rustup")
+        .args(["run", "nightly", "rustc", "-vV"])
+        .env("RUSTUP_AUTO_INSTALL", "0")
+        .stderr(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !nightly {
+        return Some("no nightly toolchain (`rustup toolchain install nightly`)".to_owned());
+    }
+    let cargo_fuzz = Command::new("cargo")
+        .args(["fuzz", "--version"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !cargo_fuzz {
+        return Some("cargo-fuzz is not installed (`cargo install cargo-fuzz`)".to_owned());
+    }
+    None
+}
+
+/// Builds every target of the fuzz project at `root` with
+/// `cargo +nightly fuzz build` and returns the directory of the binaries.
+pub fn cargo_fuzz_build(root: &Path) -> PathBuf {
+    let out = Command::new("cargo")
+        .args(["+nightly", "fuzz", "build"])
+        .current_dir(root)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run cargo fuzz build");
+    assert!(
+        out.status.success(),
+        "cargo +nightly fuzz build failed in {}:\n{}",
+        root.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let triple = host_triple();
+    root.join("fuzz/target").join(triple).join("release")
+}
+
+fn host_triple() -> String {
+    let out = Command::new("rustc").arg("-vV").output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+        .unwrap()
+}
+
+/// What the real binary reported for one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// `pass`, `panic`, `timeout`, `malloc-limit`, `out-of-memory`,
+    /// `deadly-signal`, or the sanitizer's error (`heap-buffer-overflow`, …).
+    pub kind: String,
+    /// The first frame in the fixture's own code: `function file:line:col`
+    /// (paths relative to the fixture); for a panic its location; for a
+    /// stack overflow the function only (the line where the guard page is
+    /// hit is not part of the bug).
+    pub frame: Option<String>,
+}
+
+/// A run of the real binary.
+pub struct Report {
+    pub verdict: Verdict,
+    pub exit: Option<i32>,
+    pub output: String,
+}
+
+/// Runs the real libFuzzer binary `binary` on `file` (with libFuzzer flags
+/// `args`), as `cargo fuzz run <target> <file> -- <args>` would.
+pub fn judge(root: &Path, binary: &Path, file: &Path, args: &[&str]) -> Report {
+    let mut child = Command::new(binary)
+        .args(args)
+        .arg(file)
+        .current_dir(root)
+        // What cargo-fuzz sets for ASan.
+        .env("ASAN_OPTIONS", "detect_odr_violation=0")
+        .env_remove("RUST_BACKTRACE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the real fuzz target");
+    let err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut std::io::BufReader::new(err), &mut s);
+        s
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break Some(st);
+        }
+        if started.elapsed() > Duration::from_secs(300) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let output = reader.join().unwrap();
+    let verdict = read_verdict(root, binary, &output, status.and_then(|s| s.code()));
+    Report {
+        verdict,
+        exit: status.and_then(|s| s.code()),
+        output,
+    }
+}
+
+fn read_verdict(root: &Path, binary: &Path, out: &str, exit: Option<i32>) -> Verdict {
+    let lines: Vec<&str> = out.lines().collect();
+    let find = |needle: &str| lines.iter().position(|l| l.contains(needle));
+    if find("ERROR: libFuzzer: timeout").is_some() {
+        return Verdict {
+            kind: "timeout".into(),
+            frame: None,
+        };
+    }
+    if let Some(i) = find("ERROR: libFuzzer: out-of-memory (malloc(") {
+        return Verdict {
+            kind: "malloc-limit".into(),
+            frame: own_frame(root, binary, &lines[i + 1..], false),
+        };
+    }
+    if find("ERROR: libFuzzer: out-of-memory (used").is_some() {
+        return Verdict {
+            kind: "out-of-memory".into(),
+            frame: None,
+        };
+    }
+    if let Some(i) = find("ERROR: AddressSanitizer: ") {
+        let kind = lines
+            .iter()
+            .find_map(|l| l.strip_prefix("SUMMARY: AddressSanitizer: "))
+            .and_then(|s| s.split_whitespace().next())
+            .unwrap_or("unknown")
+            .to_owned();
+        let stack_overflow = kind == "stack-overflow";
+        return Verdict {
+            frame: own_frame(root, binary, &lines[i + 1..], stack_overflow),
+            kind,
+        };
+    }
+    if let Some(l) = lines.iter().find(|l| l.contains(" panicked at ")) {
+        let loc = l
+            .split_once(" panicked at ")
+            .map(|(_, r)| r.trim_end_matches(':').to_owned())
+            .map(|loc| relative(root, &loc));
+        return Verdict {
+            kind: "panic".into(),
+            frame: loc,
+        };
+    }
+    if find("ERROR: libFuzzer: deadly signal").is_some() {
+        return Verdict {
+            kind: "deadly-signal".into(),
+            frame: None,
+        };
+    }
+    Verdict {
+        kind: if exit == Some(0) { "pass" } else { "unknown" }.into(),
+        frame: None,
+    }
+}
+
+/// `/abs/fixture/src/lib.rs:3:9` → `src/lib.rs:3:9`.
+fn relative(root: &Path, loc: &str) -> String {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
+    let prefix = format!("{}/", root.display());
+    loc.strip_prefix(&prefix).unwrap_or(loc).to_owned()
+}
+
+/// The first frame of the first stack in `lines` in the fixture's own code.
+fn own_frame(root: &Path, binary: &Path, lines: &[&str], function_only: bool) -> Option<String> {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
+    let ours = |file: &str| {
+        let rel = Path::new(file).strip_prefix(&root).ok();
+        rel.is_some_and(|r| r.starts_with("src") || r.starts_with("fuzz/fuzz_targets"))
+    };
+    let mut frames = Vec::new();
+    for line in lines {
+        match reduce_crash::crash_report::parse_frame(line) {
+            Some(f) => frames.push(f),
+            None if !frames.is_empty() => break,
+            None => {}
+        }
+    }
+    let mut symbolizer = reduce_crash::crash_report::Symbolizer::new(binary);
+    for frame in symbolizer.frames(&frames) {
+        let Some(loc) = frame.location.as_deref() else {
+            continue;
+        };
+        let file = loc.split(':').next().unwrap_or(loc);
+        if ours(file) {
+            let function = frame.function.unwrap_or_default();
+            return Some(if function_only {
+                function
+            } else {
+                format!("{function} {}", relative(&root, loc))
+            });
+        }
+    }
+    None
+}
