@@ -188,7 +188,8 @@ impl Finished {
 /// scratch files, in its own process group (killed after [`RUN_LIMIT`]).
 fn run(args: &[&str], driver_dir: &Path, scratch: &Path) -> Finished {
     let mut cmd = Command::new(BIN);
-    cmd.arg("--target-dir")
+    // The build these numbers were measured with (no sanitizer).
+    cmd.args(["-s", "none", "--target-dir"])
         .arg(driver_dir)
         .args(args)
         .env("NO_COLOR", "1");

@@ -248,6 +248,8 @@ fn classify(
 ) -> Vec<Classified> {
     let mut cmd = Command::new(BIN);
     cmd.args([
+        "-s",
+        "none",
         "--classify",
         "--message-format",
         "json",
@@ -440,10 +442,11 @@ fn run_ours(
     let original = fs::read(path).unwrap();
     let out = tmp.join(out_name);
     let mut cmd = Command::new(BIN);
+    // The same build as `cargo fuzz tmin -s none` (no sanitizer).
     cmd.arg(path)
         .arg("-o")
         .arg(&out)
-        .args(["--message-format", "json", "-q"])
+        .args(["-s", "none", "--message-format", "json", "-q"])
         .args(extra);
     if let Some(s) = timeout {
         cmd.args(["--timeout", &s.to_string()]);

@@ -583,12 +583,14 @@ impl Drop for Executor {
 }
 
 /// `ASAN_OPTIONS` for the driver: the user's, then what cargo-fuzz adds,
-/// then what the driver needs (no leak check at exit: a child that exits
-/// between inputs is not a leak report; no in-process symbolization: reports
-/// are symbolized here, once per address, instead of starting
-/// `llvm-symbolizer` in every crashing child).
+/// then what the driver needs: no leak check at exit (a child that exits
+/// between inputs is not a leak report); no in-process symbolization
+/// (reports are symbolized here, once per address, instead of starting
+/// `llvm-symbolizer` in every crashing child); and a plainer report (no
+/// colours, no shadow-byte legend), which changes nothing this tool reads
+/// and saves about a millisecond per crash.
 fn asan_options() -> String {
-    let ours = "detect_odr_violation=0:detect_leaks=0:symbolize=0";
+    let ours = "detect_odr_violation=0:detect_leaks=0:symbolize=0:color=never:print_legend=0";
     match std::env::var("ASAN_OPTIONS") {
         Ok(user) if !user.is_empty() => format!("{user}:{ours}"),
         _ => ours.to_owned(),

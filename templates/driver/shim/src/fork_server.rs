@@ -107,7 +107,6 @@ pub fn run(target: &Target, input: File, mut output: File, mut hello: Vec<u8>, l
                     libc::close(out);
                 }
             }
-            limits.watch_rss();
             crate::serve::serve(target, input, output);
         }
         if pid < 0 {
@@ -123,7 +122,7 @@ pub fn run(target: &Target, input: File, mut output: File, mut hello: Vec<u8>, l
             unsafe { libc::kill(pid, libc::SIGKILL) };
             std::process::exit(0);
         }
-        let status = wait(pid);
+        let status = wait(pid, out, limits.rss_mb());
         let phase = phase();
         let printed = tail(out);
         if out >= 0 {
@@ -142,7 +141,43 @@ pub fn run(target: &Target, input: File, mut output: File, mut hello: Vec<u8>, l
     }
 }
 
-fn wait(pid: libc::pid_t) -> i32 {
+/// Waits for the child to die. With an RSS limit, checks the child's peak
+/// RSS every 100 ms meanwhile (from here, not from a thread in every child:
+/// starting a thread per child doubled the cost of a crash), and kills it
+/// with libFuzzer's out-of-memory report when it is over: the same check
+/// the child makes after every input, for inputs that run long.
+fn wait(pid: libc::pid_t, out: i32, rss_limit_mb: usize) -> i32 {
+    let pidfd = if rss_limit_mb > 0 {
+        unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32 }
+    } else {
+        -1
+    };
+    if pidfd >= 0 {
+        loop {
+            let mut pfd = libc::pollfd {
+                fd: pidfd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ready = unsafe { libc::poll(&mut pfd, 1, 100) };
+            if ready != 0 {
+                break;
+            }
+            let peak = peak_rss_mb(pid);
+            if peak > rss_limit_mb {
+                if out >= 0 {
+                    let line = format!(
+                        "=={pid}== ERROR: libFuzzer: out-of-memory (used: {peak}Mb; limit: {rss_limit_mb}Mb)\n\
+                         SUMMARY: libFuzzer: out-of-memory\n"
+                    );
+                    unsafe { libc::write(out, line.as_ptr().cast(), line.len()) };
+                }
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                break;
+            }
+        }
+        unsafe { libc::close(pidfd) };
+    }
     let mut status = 0;
     loop {
         let r = unsafe { libc::waitpid(pid, &mut status, 0) };
@@ -154,6 +189,18 @@ fn wait(pid: libc::pid_t) -> i32 {
             return libc::SIGKILL;
         }
     }
+}
+
+/// The peak RSS of process `pid` in MiB (`VmHWM`), 0 if unknown.
+fn peak_rss_mb(pid: libc::pid_t) -> usize {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+        })
+        .map_or(0, |kb| kb >> 10)
 }
 
 /// The last [`TAIL`] bytes a child wrote to its output file.

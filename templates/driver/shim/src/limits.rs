@@ -5,7 +5,7 @@
 //!   is caught by the sanitizer's malloc hook and reported as
 //!   `out-of-memory (malloc(N))`; the peak RSS above `-rss_limit_mb` as
 //!   `out-of-memory (used: NMb; limit: NMb)`, checked after every input and
-//!   by a watcher thread while one runs. The sanitizer's own reports (e.g.
+//!   every 100 ms while one runs (by the fork server, or a watcher thread). The sanitizer's own reports (e.g.
 //!   `allocation-size-too-big` above its maximum) stay what they are.
 //! * Without one (`--sanitizer none`, feature `limited-alloc`), the driver
 //!   counts the live heap in a global allocator and reports a single
@@ -61,8 +61,18 @@ impl Limits {
         }
     }
 
-    /// Starts the RSS watcher in the process that runs inputs (sanitizer
-    /// builds; the counting allocator covers the others).
+    /// The RSS limit in MiB (0: none).
+    pub fn rss_mb(&self) -> usize {
+        if cfg!(feature = "limited-alloc") {
+            0
+        } else {
+            self.rss_mb
+        }
+    }
+
+    /// Starts the RSS watcher in a driver without a fork server (sanitizer
+    /// builds; the counting allocator covers the others). A fork server
+    /// watches its children itself.
     pub fn watch_rss(&self) {
         if cfg!(feature = "limited-alloc") || self.rss_mb == 0 {
             return;
