@@ -36,6 +36,7 @@ use std::fmt::Write as _;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 const SHIM_MANIFEST: &str = include_str!("../templates/driver/shim/Cargo.toml");
 const SHIM_FILES: &[(&str, &str)] = &[
@@ -142,11 +143,30 @@ impl Toolchain {
     fn cargo(&self) -> Command {
         match self {
             Toolchain::Active => Command::new(cargo()),
-            Toolchain::Rustup(name) => {
-                let mut cmd = Command::new(rustup());
-                cmd.args(["run", name, "cargo"]);
-                cmd
-            }
+            Toolchain::Rustup(name) => match rustup_toolchain_dir(name) {
+                // What `rustup run` does, without its extra process.
+                Some(dir) => {
+                    let bin = dir.join("bin");
+                    let mut cmd = Command::new(bin.join("cargo"));
+                    let path = std::env::var_os("PATH").unwrap_or_default();
+                    let mut paths = vec![bin];
+                    paths.extend(std::env::split_paths(&path));
+                    if let Ok(joined) = std::env::join_paths(paths) {
+                        cmd.env("PATH", joined);
+                    }
+                    let toolchain = dir
+                        .file_name()
+                        .map(|n| n.to_os_string())
+                        .unwrap_or_default();
+                    cmd.env("RUSTUP_TOOLCHAIN", toolchain);
+                    cmd
+                }
+                None => {
+                    let mut cmd = Command::new(rustup());
+                    cmd.args(["run", name, "cargo"]);
+                    cmd
+                }
+            },
         }
     }
 }
@@ -161,19 +181,42 @@ fn rustup() -> PathBuf {
     PathBuf::from("rustup")
 }
 
+/// `rustc -vV` of the active toolchain (run once per process).
+fn rustc_version() -> &'static str {
+    static VERSION: OnceLock<String> = OnceLock::new();
+    VERSION.get_or_init(|| {
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+        Command::new(rustc)
+            .arg("-vV")
+            .stderr(Stdio::null())
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    })
+}
+
+/// The directory of an installed rustup toolchain, `<RUSTUP_HOME>/toolchains/<name>-<host>`.
+fn rustup_toolchain_dir(name: &str) -> Option<PathBuf> {
+    let home = std::env::var_os("RUSTUP_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".rustup")))?;
+    let host = rustc_version()
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))?;
+    let dir = home.join("toolchains").join(format!("{name}-{host}"));
+    (dir.join("bin/cargo").is_file() && dir.join("bin/rustc").is_file()).then_some(dir)
+}
+
 /// A nightly toolchain to build with, if there is one: the active one, else
 /// `nightly` installed through rustup (as nearly every cargo-fuzz user has).
 pub fn find_nightly() -> Option<Toolchain> {
-    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let active = Command::new(rustc)
-        .arg("-vV")
-        .stderr(Stdio::null())
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).contains("-nightly"))
-        .unwrap_or(false);
-    if active {
+    if rustc_version().contains("-nightly") {
         return Some(Toolchain::Active);
     }
+    if rustup_toolchain_dir("nightly").is_some() {
+        return Some(Toolchain::Rustup("nightly".to_owned()));
+    }
+    // Not where rustup usually keeps it: ask rustup itself.
     let installed = Command::new(rustup())
         .args(["run", "nightly", "rustc", "-vV"])
         .env("RUSTUP_AUTO_INSTALL", "0")
@@ -656,7 +699,7 @@ impl UsersBinary {
             Some(original) => {
                 let tmp = self
                     .uplifted
-                    .with_file_name(format!(".{name}.reduce-crash-{}", std::process::id()));
+                    .with_file_name(format!(".{name}.reduce-crash-{}", unique_suffix()));
                 let _ = std::fs::remove_file(&tmp);
                 if std::fs::hard_link(&original, &tmp).is_ok() {
                     let _ = std::fs::rename(&tmp, &self.uplifted);
@@ -668,6 +711,14 @@ impl UsersBinary {
         }
         Ok(self.ours.clone())
     }
+}
+
+/// A name part no other build of this process or another one uses at the
+/// same time (several threads may build at once).
+fn unique_suffix() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("tmp{}-{n}", std::process::id())
 }
 
 // ------------------------------------------------------------------ generated package
@@ -928,15 +979,10 @@ fn generated_rustflags(project: &FuzzProject, opts: &BuildOptions) -> Vec<String
 /// The host triple, as cargo-fuzz passes `--target` explicitly (so RUSTFLAGS
 /// do not reach build scripts and proc-macros).
 fn host_triple() -> Result<String> {
-    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let out = Command::new(rustc)
-        .arg("-vV")
-        .output()
-        .map_err(|e| Error::Cargo(format!("cannot run rustc -vV: {e}")))?;
-    String::from_utf8_lossy(&out.stdout)
+    rustc_version()
         .lines()
         .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
-        .ok_or_else(|| Error::Cargo("rustc -vV printed no host triple".into()))
+        .ok_or_else(|| Error::Cargo("cannot run rustc -vV (is a Rust toolchain installed?)".into()))
 }
 
 struct Built {
