@@ -108,7 +108,10 @@ fn main() {
 fn fork_server_part(root: &Path) {
     let project = FuzzProject::load(&root.join("fuzz/Cargo.toml")).expect("fixture project");
     let built = driver::build(&project, "most_asan", &BuildOptions::default()).expect("builds");
-    println!("\n## 1. Fork server (most_asan, {})\n", built.kind.describe());
+    println!(
+        "\n## 1. Fork server (most_asan, {})\n",
+        built.kind.describe()
+    );
     let config = |fork_server| ExecConfig {
         fork_server,
         ..ExecConfig::new(built.binary.clone(), Duration::from_secs(10))
@@ -170,7 +173,13 @@ struct ToolRun {
     json: Option<Value>,
 }
 
-fn ours(root: &Path, artifact: &Path, extra: &[&str], out: &Path, scratch: &Path) -> (Finished, Option<Value>) {
+fn ours(
+    root: &Path,
+    artifact: &Path,
+    extra: &[&str],
+    out: &Path,
+    scratch: &Path,
+) -> (Finished, Option<Value>) {
     let _ = fs::remove_file(out);
     let mut cmd = Command::new(BIN);
     cmd.arg(artifact)
@@ -193,7 +202,11 @@ fn minimized(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
     fs::read_dir(dir)
         .map(|d| {
             d.flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("minimized-from-"))
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with("minimized-from-")
+                })
                 .filter_map(|e| Some((e.path(), e.metadata().ok()?.modified().ok()?)))
                 .collect()
         })
@@ -262,7 +275,10 @@ fn fixtures_part(root: &Path, bins: &Path, scratch: &Path, rounds: usize) {
             lf.push("--");
             lf.extend(fx.args);
         }
-        let no_fork: Vec<&str> = ["--no-fork-server"].into_iter().chain(lf.iter().copied()).collect();
+        let no_fork: Vec<&str> = ["--no-fork-server"]
+            .into_iter()
+            .chain(lf.iter().copied())
+            .collect();
         // Not counted: builds this target's driver (from the fuzz build's
         // dependencies) once.
         let warm = scratch.join("warm.out");
@@ -353,15 +369,25 @@ fn fixtures_part(root: &Path, bins: &Path, scratch: &Path, rounds: usize) {
 // ------------------------------------------------------------------ 3
 
 fn most_candidates_part(root: &Path, scratch: &Path, rounds: usize) {
-    println!("\n## 3. A crash on most candidates: ASan (default build) against a panic (`-s none`)\n");
+    println!(
+        "\n## 3. A crash on most candidates: ASan (default build) against a panic (`-s none`)\n"
+    );
     let mut rows: Vec<(&str, Vec<f64>, Vec<f64>, u64)> = Vec::new();
     for (target, extra) in [("most_asan", &[][..]), ("most_panic", &["-s", "none"][..])] {
         let dir = root.join("fuzz/artifacts").join(target);
         fs::create_dir_all(&dir).unwrap();
         let artifact = dir.join("generated-4096.bin");
-        fs::copy(root.join("found").join(target).join("generated-4096.bin"), &artifact).unwrap();
+        fs::copy(
+            root.join("found").join(target).join("generated-4096.bin"),
+            &artifact,
+        )
+        .unwrap();
         // Not counted: builds the driver.
-        assert!(ours(root, &artifact, extra, &scratch.join("warm.out"), scratch).0.ok());
+        assert!(
+            ours(root, &artifact, extra, &scratch.join("warm.out"), scratch)
+                .0
+                .ok()
+        );
         let (mut reduce_secs, mut wall) = (Vec::new(), Vec::new());
         let mut tests = 0;
         for _ in 0..rounds {
@@ -375,7 +401,9 @@ fn most_candidates_part(root: &Path, scratch: &Path, rounds: usize) {
         }
         rows.push((target, reduce_secs, wall, tests));
     }
-    println!("| reduction | tests executed | reduction s | whole command s |\n|---|---:|---:|---:|");
+    println!(
+        "| reduction | tests executed | reduction s | whole command s |\n|---|---:|---:|---:|"
+    );
     for (target, r, w, tests) in &rows {
         println!(
             "| {target} | {tests} | {:.3} | {:.2} |",
@@ -385,7 +413,5 @@ fn most_candidates_part(root: &Path, scratch: &Path, rounds: usize) {
     }
     let ratio = median(rows[0].1.clone()) / median(rows[1].1.clone()).max(1e-9);
     let wall_ratio = median(rows[0].2.clone()) / median(rows[1].2.clone());
-    println!(
-        "\nASan / panic: {ratio:.2}× the reduction time, {wall_ratio:.2}× the whole command"
-    );
+    println!("\nASan / panic: {ratio:.2}× the reduction time, {wall_ratio:.2}× the whole command");
 }
