@@ -595,7 +595,7 @@ fn build_cargo_fuzz(
     }
     let profile = if opts.dev { "debug" } else { "release" };
     let uplifted = target_dir.join(&triple).join(profile).join(target);
-    let users = UsersBinary::before_build(&uplifted, &ours.join("bin").join(&triple).join(target));
+    let users = UsersBinary::new(&uplifted, &ours.join("bin").join(&triple).join(target));
     let built = run_cargo(cmd, target, opts.verbose)?;
     let binary = users.after_build(&built.binary)?;
     Ok(Driver {
@@ -637,29 +637,20 @@ fn sync_lockfile_copy(project: &FuzzProject, dir: &Path) -> Result<PathBuf> {
 
 /// The binary cargo links into `<target>/<triple>/release/<name>` is the
 /// user's fuzzer, used by `cargo fuzz run` and by people running it by hand.
-/// Our build writes its driver there; afterwards the driver is linked to a
-/// place of ours and the user's binary (still in `deps/`, found by its inode)
-/// is put back, or the path removed if there was none.
+/// Our build links its driver there; afterwards the driver is linked to a
+/// place of ours and the user's own binary put back: the newest other
+/// `deps/<name>-<hash>` (what their last `cargo fuzz build` produced), or
+/// nothing if they never built one.
 struct UsersBinary {
     uplifted: PathBuf,
     ours: PathBuf,
-    inode: Option<u64>,
 }
 
 impl UsersBinary {
-    fn before_build(uplifted: &Path, ours: &Path) -> UsersBinary {
-        use std::os::unix::fs::MetadataExt;
-        let inode = |p: &Path| std::fs::metadata(p).ok().map(|m| m.ino());
-        let current = inode(uplifted);
-        // A run interrupted after its build left our driver there: not the user's.
-        let users = match current {
-            Some(i) if inode(ours) != Some(i) => Some(i),
-            _ => None,
-        };
+    fn new(uplifted: &Path, ours: &Path) -> UsersBinary {
         UsersBinary {
             uplifted: uplifted.to_owned(),
             ours: ours.to_owned(),
-            inode: users,
         }
     }
 
@@ -671,9 +662,7 @@ impl UsersBinary {
         };
         std::fs::create_dir_all(self.ours.parent().expect("in a directory"))
             .map_err(werr(&self.ours))?;
-        let tmp = self
-            .ours
-            .with_extension(format!("tmp{}", std::process::id()));
+        let tmp = self.ours.with_extension(unique_suffix());
         let _ = std::fs::remove_file(&tmp);
         if std::fs::hard_link(built, &tmp).is_err() {
             std::fs::copy(built, &tmp).map_err(werr(&tmp))?;
@@ -682,19 +671,26 @@ impl UsersBinary {
         if built != self.uplifted {
             return Ok(self.ours.clone());
         }
-        let deps = self.uplifted.with_file_name("deps");
+        let ours_inode = std::fs::metadata(&self.ours).map(|m| m.ino()).ok();
         let name = self
             .uplifted
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let users = self.inode.and_then(|ino| {
-            std::fs::read_dir(&deps).ok()?.flatten().find_map(|e| {
+        let users = std::fs::read_dir(self.uplifted.with_file_name("deps"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
                 let n = e.file_name().to_string_lossy().into_owned();
-                let ok = n.starts_with(&format!("{name}-")) && !n.ends_with(".d");
-                (ok && e.metadata().ok()?.ino() == ino).then(|| e.path())
+                let meta = e.metadata().ok()?;
+                let hash = n.strip_prefix(&format!("{name}-"))?;
+                let executable = meta.mode() & 0o111 != 0 && meta.is_file();
+                (executable && !hash.contains('.') && Some(meta.ino()) != ours_inode)
+                    .then(|| (meta.modified().ok(), e.path()))
             })
-        });
+            .max_by_key(|(modified, _)| *modified)
+            .map(|(_, path)| path);
         match users {
             Some(original) => {
                 let tmp = self

@@ -85,6 +85,35 @@ fn place(b: &Built, target: &str, file: &str) -> PathBuf {
     to
 }
 
+/// The user's files are as they were: `Cargo.lock` byte for byte (the
+/// patched resolution went to a copy), and the binary `cargo fuzz build`
+/// left in `release/` is still the real fuzzer, not our driver.
+fn untouched(b: &Built, target: &str) -> Result<(), Failed> {
+    let name = b.root.file_name().unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let lock = |root: &Path| std::fs::read(root.join("fuzz/Cargo.lock")).unwrap();
+    check(lock(&b.root) == lock(&source), || {
+        "fuzz/Cargo.lock changed".into()
+    })?;
+    let out = std::process::Command::new(b.bins.join(target))
+        .arg("-runs=0")
+        .current_dir(&b.root)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    check(
+        out.status.success() && stderr.contains("INFO: Running with"),
+        || {
+            format!(
+                "release/{target} is not libFuzzer's binary any more: {:?}\n{stderr}",
+                out.status
+            )
+        },
+    )
+}
+
 /// `cargo reduce-crash <artifact>` with no flags.
 fn reduce_as_is(root: &Path, artifact: &Path, extra: &[&str]) -> Run {
     let mut args: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
@@ -122,6 +151,7 @@ fn reduce_and_judge(
             .contains("as `cargo fuzz build` builds it (nightly, AddressSanitizer)"),
         || format!("the first status line names the build\n{}", run.describe()),
     )?;
+    untouched(b, target)?;
     let result_path = reduced_path(&artifact);
     let result = std::fs::read(&result_path).unwrap();
     check(std::fs::read(&artifact).unwrap() == original, || {
