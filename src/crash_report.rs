@@ -329,30 +329,54 @@ fn first_user_frame(frames: &[Frame]) -> Option<&Frame> {
 }
 
 /// The functions of the recursion that overflowed the stack, sorted and
-/// joined (`a ↔ b`), from the frames of the overflowing stack: the shortest
-/// period that repeats over the deepest frames shown.
+/// joined (`a ↔ b`): the shortest period that repeats at least three times
+/// in a row among the frames shown. The innermost frames may be callees of
+/// the recursion that happened to be running (a copy, a search, an
+/// allocation), so the cycle is looked for anywhere, not only at the top.
 pub fn recursion(frames: &[Frame]) -> Option<String> {
-    let names: Vec<&str> = frames
+    // Generic arguments make names long and differ between instances of
+    // one recursion: `deserialize<…>` is `deserialize`.
+    let names: Vec<String> = frames
         .iter()
         .filter(|f| !f.is_runtime())
         .filter_map(|f| f.function.as_deref())
+        .map(without_generics)
         .collect();
-    // The innermost frames may be a callee of the recursion that happened
-    // to be running (a copy, an allocation): look further down.
-    let window = &names[names.len().min(4)..];
-    for period in 1..=32.min(window.len() / 3) {
-        let span = (period * 3).max(8).min(window.len());
-        if span <= period {
-            continue;
-        }
-        if (0..span - period).all(|i| window[i] == window[i + period]) {
-            let mut cycle: Vec<&str> = window[..period].to_vec();
-            cycle.sort_unstable();
-            cycle.dedup();
-            return Some(cycle.join(" ↔ "));
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    for period in 1..=32usize {
+        // The longest run of positions matching the one `period` later.
+        let mut run = 0;
+        for i in 0..names.len().saturating_sub(period) {
+            if names[i] == names[i + period] {
+                run += 1;
+                if run >= 2 * period.max(2) {
+                    let start = i + 1 - run;
+                    let mut cycle: Vec<&str> = names[start..start + period].to_vec();
+                    cycle.sort_unstable();
+                    cycle.dedup();
+                    return Some(cycle.join(" ↔ "));
+                }
+            } else {
+                run = 0;
+            }
         }
     }
     None
+}
+
+/// `a::b<T, U>::c<V>` → `a::b::c`.
+fn without_generics(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut depth = 0usize;
+    for c in name.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' if depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Classifies a process that died while running an input.
@@ -582,6 +606,17 @@ SUMMARY: AddressSanitizer: heap-buffer-overflow /tmp/exp/demo/src/lib.rs:7:13 in
         let single: Vec<Frame> = (0..40).map(|_| frame("nest")).collect();
         assert_eq!(recursion(&single).as_deref(), Some("nest"));
         assert_eq!(recursion(&[frame("a"), frame("b")]), None);
+        // A long tip of other functions (serde_json: memchr, parse_str, …)
+        // above the cycle.
+        let mut tipped: Vec<Frame> = ["memchr", "find", "parse_str", "scan", "peek", "next"]
+            .iter()
+            .map(|f| frame(f))
+            .collect();
+        tipped.extend((0..60).map(|i| frame(["visit_seq", "deserialize"][i % 2])));
+        assert_eq!(
+            recursion(&tipped).as_deref(),
+            Some("deserialize ↔ visit_seq")
+        );
     }
 
     #[test]

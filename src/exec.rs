@@ -35,6 +35,12 @@ const SPIN: Duration = Duration::from_micros(50);
 /// How long a fresh driver may take to start (its `init:` block included).
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Stack the driver gets beyond `RLIMIT_STACK` (see `Driver::spawn`): more
+/// than the spread of where the real binary's stack ends (the kernel's
+/// random 8 KiB, environment and start-up frames), less than one level of a
+/// recursion with big frames.
+const STACK_MARGIN: libc::rlim_t = 16 * 1024;
+
 /// How long the fork server may take to report a child we killed.
 const KILL_GRACE: Duration = Duration::from_secs(5);
 
@@ -619,6 +625,35 @@ impl Driver {
                     rlim_max: 0,
                 };
                 libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+                // No address-space randomization: the kernel otherwise starts
+                // the stack up to 8 KiB lower at random, so how deep a
+                // recursion may go before the stack overflows would change
+                // from run to run. Without it the driver has the most stack
+                // any run of the real binary has (the main thread's stack is
+                // libFuzzer's, `RLIMIT_STACK`), so a stack overflow reduced
+                // here overflows there too, every time.
+                let persona = libc::personality(0xffff_ffff);
+                if persona != -1 {
+                    libc::personality((persona | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong);
+                }
+                // And a little more than that: `cargo fuzz run` runs the real
+                // binary with another environment and another path from
+                // `main` to the target, which may leave it a few KiB more.
+                let mut stack = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                if libc::getrlimit(libc::RLIMIT_STACK, &mut stack) == 0
+                    && stack.rlim_cur != libc::RLIM_INFINITY
+                {
+                    let more = stack.rlim_cur.saturating_add(STACK_MARGIN);
+                    stack.rlim_cur = if stack.rlim_max == libc::RLIM_INFINITY {
+                        more
+                    } else {
+                        more.min(stack.rlim_max)
+                    };
+                    libc::setrlimit(libc::RLIMIT_STACK, &stack);
+                }
                 Ok(())
             });
         }

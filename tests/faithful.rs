@@ -34,7 +34,9 @@ fn main() {
     let trials = vec![
         judged("heap_overflow_only_asan_sees", heap_overflow),
         judged("use_after_free_only_asan_sees", use_after_free),
+        judged("short_inputs_overflow_as_under_libfuzzer", short_inputs),
         judged("deep_nesting_is_minimal_in_depth", deep_nesting),
+        judged("small_frame_overflows_reproduce_every_time", small_frames),
         judged("slow_loop_still_times_out_at_its_timeout", slow_loop),
         judged("trusted_length_is_a_malloc_limit_oom", trusted_length),
         judged(
@@ -224,6 +226,36 @@ fn use_after_free() -> Result<(), Failed> {
     })
 }
 
+/// The input reaches the target in a heap block of exactly its size, as
+/// libFuzzer passes it: a read past a one-byte input is a heap-buffer-overflow
+/// here too, so the reduction gets down to that one byte.
+fn short_inputs() -> Result<(), Failed> {
+    let b = built("asan");
+    let dir = b.root.join("fuzz/artifacts/short_read");
+    std::fs::create_dir_all(&dir).unwrap();
+    let artifact = dir.join("crash-percent");
+    std::fs::write(&artifact, b"abcdefghijklmnop%").unwrap();
+    let _ = std::fs::remove_file(reduced_path(&artifact));
+    let run = reduce_as_is(&b.root, &artifact, &[]);
+    check(run.code == Some(0), || run.describe())?;
+    let result = std::fs::read(reduced_path(&artifact)).unwrap();
+    check(result == b"%", || {
+        format!("{:?}", String::from_utf8_lossy(&result))
+    })?;
+    let binary = b.bins.join("short_read");
+    let before = real::judge(&b.root, &binary, &artifact, &[]);
+    let after = real::judge(&b.root, &binary, &reduced_path(&artifact), &[]);
+    check(
+        after.verdict.kind == "heap-buffer-overflow" && before.verdict == after.verdict,
+        || {
+            format!(
+                "{:?} vs {:?}\n{}",
+                before.verdict, after.verdict, after.output
+            )
+        },
+    )
+}
+
 /// The stack overflow keeps exactly the depth the real binary needs:
 /// removing any one nesting level makes it pass.
 fn deep_nesting() -> Result<(), Failed> {
@@ -258,6 +290,35 @@ fn deep_nesting() -> Result<(), Failed> {
                 levels - 1,
                 report.verdict,
                 report.output
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// A recursion with small frames overflows at a depth that moves by a few
+/// levels from run to run of the real binary; the result overflows it every
+/// time (the driver runs without stack randomization and a little more stack
+/// than the real binary ever has).
+fn small_frames() -> Result<(), Failed> {
+    let b = built("asan");
+    let dir = b.root.join("fuzz/artifacts/small_frames");
+    std::fs::create_dir_all(&dir).unwrap();
+    let artifact = dir.join("crash-parens");
+    std::fs::write(&artifact, vec![b'('; 20_000]).unwrap();
+    let _ = std::fs::remove_file(reduced_path(&artifact));
+    let run = reduce_as_is(&b.root, &artifact, &[]);
+    check(run.code == Some(0), || run.describe())?;
+    let result = std::fs::read(reduced_path(&artifact)).unwrap();
+    check(result.len() < 20_000, || format!("{} bytes", result.len()))?;
+    let binary = b.bins.join("small_frames");
+    for i in 0..10 {
+        let report = real::judge(&b.root, &binary, &reduced_path(&artifact), &[]);
+        check(report.verdict.kind == "stack-overflow", || {
+            format!(
+                "run {i} of the real binary on the {}-byte result: {:?}",
+                result.len(),
+                report.verdict
             )
         })?;
     }

@@ -353,12 +353,52 @@ fn probe_spans(target: &Target, data: &[u8]) -> Vec<(usize, usize, u8)> {
         .collect()
 }
 
+/// The input in a heap block of exactly its size, as libFuzzer hands it to
+/// the target (`new uint8_t[Size]` and a copy, in `ExecuteCallback`): a read
+/// one byte past the end then lands in the sanitizer's redzone. The buffers
+/// the driver reads inputs into are reused and rounded up (a `Vec` holds at
+/// least 8 bytes), which would hide overflows of short inputs.
+struct ExactCopy {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl ExactCopy {
+    fn new(data: &[u8]) -> ExactCopy {
+        // malloc(0) gives a unique zero-sized block, as `new uint8_t[0]` does.
+        let ptr = unsafe { libc::malloc(data.len()) }.cast::<u8>();
+        assert!(!ptr.is_null() || data.is_empty(), "cargo-reduce-crash driver: out of memory");
+        if !data.is_empty() {
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), ptr, data.len()) };
+        }
+        ExactCopy {
+            ptr,
+            len: data.len(),
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        if self.ptr.is_null() {
+            return &[];
+        }
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Drop for ExactCopy {
+    fn drop(&mut self) {
+        unsafe { libc::free(self.ptr.cast()) };
+    }
+}
+
 /// Runs one input and writes its outcome frame; `true` if it panicked.
 fn run_one(target: &Target, data: &[u8], frame: &mut Vec<u8>) -> bool {
     let entry = target.entry;
+    let copy = ExactCopy::new(data);
     let start = Instant::now();
-    let result = panic::catch_unwind(AssertUnwindSafe(|| entry(data)));
+    let result = panic::catch_unwind(AssertUnwindSafe(|| entry(copy.bytes())));
     let elapsed = start.elapsed().as_nanos() as u64;
+    drop(copy);
     crate::limits::after_input();
     // A panic the target caught itself still counts, as under libFuzzer.
     let panicked = take_panic();
