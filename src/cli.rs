@@ -253,9 +253,15 @@ impl Cli {
         let parse_u64 = |v: &str, what: &str| -> Result<u64, String> {
             v.parse().map_err(|_| format!("-{what}={v}: not a number"))
         };
+        // Below a millisecond a limit cannot be kept: the round trip to the
+        // driver alone takes tens of microseconds.
         let timeout = match self.timeout {
-            Some(s) if s > 0.0 => Some(secs(s, "--timeout")?),
-            Some(_) => return Err("--timeout must be a positive number of seconds".to_owned()),
+            Some(s) if s >= 0.001 => Some(secs(s, "--timeout")?),
+            Some(s) => {
+                return Err(format!(
+                    "--timeout {s}: a limit must be at least 0.001 seconds (libFuzzer's -timeout=0 means none)"
+                ))
+            }
             None => None,
         };
         // libFuzzer's -timeout=0 means no timeout.

@@ -214,7 +214,9 @@ where
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CorpusSummary {
     pub target: String,
+    #[serde(serialize_with = "crate::report::lossy_path")]
     pub input_dir: PathBuf,
+    #[serde(serialize_with = "crate::report::lossy_path")]
     pub output_dir: PathBuf,
     pub files_before: usize,
     pub bytes_before: usize,

@@ -1,23 +1,27 @@
 //! The oracle that answers "does this input still crash the same way?" by
-//! running the fuzz target, and keeps the best result on disk as it goes.
+//! running the fuzz target, and remembers every new best as it goes.
 //!
 //! It adapts the [`Executor`] to the reducers' [`Oracle`] interface:
 //! a candidate is interesting iff it crashes with a signature that the
 //! [`MatchMode`] accepts as the original's. Crashes with other signatures are
-//! counted (they are the slips a looser tool would have taken). Every new
-//! best candidate is written atomically to the output path, so an
-//! interruption loses nothing; after Ctrl-C (or when a budget runs out) the
-//! oracle is *exhausted* and answers `false` without running anything.
+//! counted (they are the slips a looser tool would have taken). Each new best
+//! is kept in order ([`CrashOracle::history`]), so that when the run ends —
+//! finished, interrupted, out of budget — the session can write the smallest
+//! one that still crashes when rerun in a fresh process. After Ctrl-C (or
+//! when a budget runs out) the oracle is *exhausted* and answers `false`
+//! without running anything.
 
 use crate::error::Error;
 use crate::exec::{ExecError, Executor};
 use crate::interrupt;
 use crate::oracle::{Oracle, Span};
 use crate::outcome::{MatchMode, Outcome, Signature};
-use crate::output::write_atomic;
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+/// How many earlier bests are kept, to fall back on when the best does not
+/// crash in a fresh process.
+const HISTORY: usize = 16;
 
 /// Most candidates sent to the driver in one round trip.
 const MAX_BATCH: usize = 512;
@@ -42,7 +46,8 @@ pub struct CrashOracle<'a> {
     expected: Signature,
     mode: MatchMode,
     best: Vec<u8>,
-    output: Option<PathBuf>,
+    /// The latest earlier bests, oldest first (at most [`HISTORY`]).
+    history: std::collections::VecDeque<Vec<u8>>,
     budget: Budget,
     started: Instant,
     executed: u64,
@@ -76,7 +81,7 @@ impl<'a> CrashOracle<'a> {
             expected,
             mode,
             best: original.to_vec(),
-            output: None,
+            history: std::collections::VecDeque::new(),
             budget: Budget::default(),
             started: Instant::now(),
             executed: 0,
@@ -87,13 +92,6 @@ impl<'a> CrashOracle<'a> {
             last_progress: Instant::now(),
             last_spans: None,
         }
-    }
-
-    /// Keep the best candidate written at `path` (written now, then on every improvement).
-    pub fn write_best_to(mut self, path: PathBuf) -> Result<Self, Error> {
-        write_atomic(&path, &self.best)?;
-        self.output = Some(path);
-        Ok(self)
     }
 
     pub fn with_budget(mut self, budget: Budget) -> Self {
@@ -108,6 +106,11 @@ impl<'a> CrashOracle<'a> {
 
     pub fn best(&self) -> &[u8] {
         &self.best
+    }
+
+    /// The latest bests before the current one, newest first.
+    pub fn earlier_bests(&self) -> impl Iterator<Item = &[u8]> {
+        self.history.iter().rev().map(Vec::as_slice)
     }
 
     pub fn executed(&self) -> u64 {
@@ -132,8 +135,7 @@ impl<'a> CrashOracle<'a> {
         v
     }
 
-    /// An error that stopped the reduction (the driver could not restart, the
-    /// output could not be written).
+    /// An error that stopped the reduction (the driver could not restart).
     pub fn take_error(&mut self) -> Option<Error> {
         self.error.take()
     }
@@ -172,13 +174,11 @@ impl<'a> CrashOracle<'a> {
             _ => false,
         };
         if interesting && shortlex_less(candidate, &self.best) {
-            self.best = candidate.to_vec();
-            if let Some(path) = &self.output {
-                if let Err(e) = write_atomic(path, candidate) {
-                    self.error = Some(e);
-                    self.stop = Some(StopReason::Error);
-                }
+            let old = std::mem::replace(&mut self.best, candidate.to_vec());
+            if self.history.len() == HISTORY {
+                self.history.pop_front();
             }
+            self.history.push_back(old);
         }
         self.report_progress();
         interesting

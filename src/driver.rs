@@ -330,6 +330,8 @@ pub struct Driver {
     /// Did cargo have to compile anything?
     pub fresh: bool,
     pub kind: BuildKind,
+    /// One line each about how this build differs (e.g. which memory limits apply).
+    pub notes: Vec<String>,
 }
 
 fn build_root(project: &FuzzProject, opts: &BuildOptions) -> PathBuf {
@@ -605,6 +607,7 @@ fn build_cargo_fuzz(
             sanitizer: sanitizer.to_owned(),
             toolchain: toolchain.clone(),
         },
+        notes: Vec::new(),
     })
 }
 
@@ -721,9 +724,66 @@ fn unique_suffix() -> String {
 
 fn build_generated(project: &FuzzProject, target: &str, opts: &BuildOptions) -> Result<Driver> {
     let dir = driver_dir(project, opts);
-    generate(project, &dir)?;
+    // The shim counts the heap in a global allocator; a target (or a
+    // dependency) with its own cannot have a second one. Learnt once from
+    // the build error and remembered beside the generated package; such
+    // targets get a package of their own, without the counting allocator,
+    // so the project's other targets keep theirs.
+    let marker = dir.join("own-global-allocator").join(target);
+    let mut own_allocator = marker.exists();
+    let built = loop {
+        let (dir, build_dir) = if own_allocator {
+            let mut name = dir.file_name().unwrap_or_default().to_os_string();
+            name.push("-own-allocator");
+            (dir.with_file_name(name), "build-own-allocator")
+        } else if opts.coverage {
+            (dir.clone(), "build-cov")
+        } else {
+            (dir.clone(), "build")
+        };
+        generate(project, &dir, !own_allocator)?;
+        let cmd = generated_build(project, &dir, build_dir, target, opts)?;
+        match run_cargo(cmd, target, opts.verbose) {
+            Err(Error::Build { diagnostics, .. })
+                if !own_allocator && conflicting_allocators(&diagnostics) =>
+            {
+                write_if_changed(&marker, "the target defines its own #[global_allocator]\n")?;
+                own_allocator = true;
+            }
+            other => break other?,
+        }
+    };
+    let mut notes = Vec::new();
+    if own_allocator {
+        notes.push(format!(
+            "`{target}` has its own global allocator, which the driver keeps: only -rss_limit_mb \
+             applies (the peak RSS, checked after every input and every 100 ms), not \
+             -malloc_limit_mb"
+        ));
+    }
+    Ok(Driver {
+        binary: built.binary,
+        fresh: built.fresh,
+        kind: BuildKind::Generated,
+        notes,
+    })
+}
+
+/// rustc's error for two `#[global_allocator]`s in one binary.
+fn conflicting_allocators(diagnostics: &str) -> bool {
+    diagnostics.contains("global_allocator") && diagnostics.contains("conflicts with")
+        || diagnostics.contains("cannot define multiple global allocators")
+}
+
+/// The `cargo build` of the generated package.
+fn generated_build(
+    project: &FuzzProject,
+    dir: &Path,
+    build_dir: &str,
+    target: &str,
+    opts: &BuildOptions,
+) -> Result<Command> {
     let root = build_root(project, opts);
-    let build_dir = if opts.coverage { "build-cov" } else { "build" };
     let triple = host_triple()?;
     let mut cmd = Command::new(cargo());
     cmd.arg("build")
@@ -755,18 +815,14 @@ fn build_generated(project: &FuzzProject, target: &str, opts: &BuildOptions) -> 
     .env_remove("RUSTFLAGS")
     .env_remove("CARGO_BUILD_RUSTFLAGS")
     .env_remove("CARGO_TARGET_DIR");
-    let built = run_cargo(cmd, target, opts.verbose)?;
-    Ok(Driver {
-        binary: built.binary,
-        fresh: built.fresh,
-        kind: BuildKind::Generated,
-    })
+    Ok(cmd)
 }
 
-/// Writes the generated package into `dir`.
-pub fn generate(project: &FuzzProject, dir: &Path) -> Result<()> {
+/// Writes the generated package into `dir`; `counting`: the shim's counting
+/// global allocator enforces the memory limits.
+pub fn generate(project: &FuzzProject, dir: &Path, counting: bool) -> Result<()> {
     write_shim(&dir.join("shim"), GENERATED_SHIM_VERSION)?;
-    write_if_changed(&dir.join("Cargo.toml"), &manifest(project))?;
+    write_if_changed(&dir.join("Cargo.toml"), &manifest(project, counting))?;
     sync_lockfile(project, dir)?;
     Ok(())
 }
@@ -789,7 +845,7 @@ fn sync_lockfile(project: &FuzzProject, dir: &Path) -> Result<()> {
 /// The generated package's `Cargo.toml`: the fuzz package's dependencies,
 /// features and edition, `libfuzzer-sys` replaced by the shim, one `[[bin]]`
 /// per target whose crate root is the target file itself.
-pub fn manifest(project: &FuzzProject) -> String {
+pub fn manifest(project: &FuzzProject, counting: bool) -> String {
     let pkg = &project.package;
     let mut out = String::new();
     let _ = writeln!(
@@ -810,7 +866,10 @@ pub fn manifest(project: &FuzzProject) -> String {
         "autobins = false\nautoexamples = false\nautotests = false\nautobenches = false\n\n[workspace]\nexclude = [\"shim\"]\n"
     );
 
-    let mut shim_features: Vec<String> = vec!["limited-alloc".to_owned()];
+    let mut shim_features: Vec<String> = Vec::new();
+    if counting {
+        shim_features.push("limited-alloc".to_owned());
+    }
     let mut shim_default_features = true;
     let mut sections: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     for dep in &pkg.dependencies {
@@ -1026,6 +1085,8 @@ fn run_cargo(mut cmd: Command, target: &str, verbose: bool) -> Result<Built> {
         .unwrap_or_default();
     match binary {
         Some(binary) if status.success() => Ok(Built { binary, fresh }),
+        // Ctrl-C reached cargo too: not a build failure.
+        _ if crate::interrupt::requested() => Err(Error::Interrupted),
         _ => Err(Error::Build {
             target: target.to_owned(),
             diagnostics,

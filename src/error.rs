@@ -36,6 +36,8 @@ pub enum Error {
     Build { target: String, diagnostics: String },
     #[error("unknown grammar `{name}`: pass a grammar file, or one of: {}", known.join(", "))]
     UnknownGrammar { name: String, known: Vec<String> },
+    #[error("grammar file {path} is not text (not UTF-8): pass a grammar in the Fuzzing Book's JSON form or BNF")]
+    GrammarNotText { path: PathBuf },
     #[error("invalid grammar: {0}")]
     Grammar(#[from] crate::grammar::load::GrammarError),
     #[error("{path} does not parse with grammar {grammar}: {detail}; check the grammar or reduce without --grammar")]
@@ -57,6 +59,14 @@ pub enum Error {
     },
     #[error("cannot run cargo: {0}")]
     Cargo(String),
+    #[error("interrupted")]
+    Interrupted,
+    #[error("{path}: the smallest input found ({len} bytes) crashes `{target}` only after other inputs ran in the same process, and no smaller one crashes on its own; nothing was written (is the target deterministic?)")]
+    ResultNotReproducible {
+        path: PathBuf,
+        target: String,
+        len: usize,
+    },
     #[error(transparent)]
     Exec(#[from] crate::exec::ExecError),
     #[error("{path} does not crash `{target}`: the target {outcome} it ({runs} runs); nothing to reduce")]
@@ -138,9 +148,13 @@ impl Error {
                 exit_code::NO_CRASH
             }
             Error::TimeoutTooShort { .. } => exit_code::USAGE,
-            Error::UnknownGrammar { .. } | Error::Grammar(_) => exit_code::BAD_GRAMMAR,
+            Error::UnknownGrammar { .. } | Error::GrammarNotText { .. } | Error::Grammar(_) => {
+                exit_code::BAD_GRAMMAR
+            }
             Error::NoParse { .. } => exit_code::NO_PARSE,
+            Error::Interrupted => exit_code::INTERRUPTED,
             Error::Flaky { .. }
+            | Error::ResultNotReproducible { .. }
             | Error::NothingReproducible { .. }
             | Error::CoverageLost { .. } => exit_code::FLAKY,
             Error::BucketsFailed { code, .. } => *code,

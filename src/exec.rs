@@ -803,6 +803,42 @@ impl Driver {
     }
 }
 
+/// Feeds `data` to the decoder of the driver's answers as if the driver had
+/// sent it, reading frames of the kinds the first byte selects (two bits per
+/// frame: a run's answer, a probe's, a `Debug` form, a coverage answer) until
+/// the bytes run out or stop making sense; returns how many frames decoded.
+/// For `fuzz/fuzz_targets/protocol.rs`: whatever the bytes, decoding must
+/// end without panicking or allocating without bound.
+#[doc(hidden)]
+pub fn fuzz_decode(data: &[u8]) -> usize {
+    let Some((&selector, stream)) = data.split_first() else {
+        return 0;
+    };
+    let mut reader = FrameReader {
+        source: Source::Memory {
+            bytes: stream.to_vec(),
+            at: 0,
+        },
+        buf: Vec::new(),
+        pos: 0,
+    };
+    let deadline = Instant::now() + Duration::from_secs(1);
+    let mut frames = 0;
+    for i in 0.. {
+        let ok = match (selector >> (2 * (i % 4))) & 3 {
+            0 => reader.read_frame(deadline).is_ok(),
+            1 => reader.read_spans(deadline).is_ok(),
+            2 => reader.read_debug(deadline).is_ok(),
+            _ => reader.read_frame(deadline).is_ok() && reader.read_features(deadline).is_ok(),
+        };
+        if !ok {
+            break;
+        }
+        frames += 1;
+    }
+    frames
+}
+
 fn set_nonblocking(pipe: ChildStdout) -> ChildStdout {
     let fd = pipe.as_raw_fd();
     unsafe {
@@ -856,15 +892,23 @@ enum ReadError {
 
 /// Buffered reads from the driver's protocol pipe with a deadline.
 struct FrameReader {
-    pipe: ChildStdout,
+    source: Source,
     buf: Vec<u8>,
     pos: usize,
+}
+
+/// Where the frames come from.
+enum Source {
+    /// The driver's protocol pipe (non-blocking).
+    Pipe(ChildStdout),
+    /// Bytes in memory (for fuzzing the decoder: [`fuzz_decode`]).
+    Memory { bytes: Vec<u8>, at: usize },
 }
 
 impl FrameReader {
     fn new(pipe: ChildStdout) -> Self {
         FrameReader {
-            pipe,
+            source: Source::Pipe(pipe),
             buf: Vec::with_capacity(1 << 16),
             pos: 0,
         }
@@ -878,7 +922,18 @@ impl FrameReader {
             self.buf.clear();
             self.pos = 0;
         }
-        let fd = self.pipe.as_raw_fd();
+        let fd = match &mut self.source {
+            Source::Pipe(pipe) => pipe.as_raw_fd(),
+            Source::Memory { bytes, at } => {
+                let n = (bytes.len() - *at).min(1 << 16);
+                if n == 0 {
+                    return Err(ReadError::Closed);
+                }
+                self.buf.extend_from_slice(&bytes[*at..*at + n]);
+                *at += n;
+                return Ok(());
+            }
+        };
         let old = self.buf.len();
         self.buf.resize(old + (1 << 16), 0);
         let spin_until = Instant::now() + SPIN;
@@ -1040,5 +1095,40 @@ impl FrameReader {
             b'X' => Ok(Err(self.read_death()?)),
             _ => Err(ReadError::Closed),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_decoder_reads_well_formed_answers_and_stops_at_garbage() {
+        // A pass, a panic ("boom" at "a:1:2"), then a death report.
+        let mut stream = vec![0u8];
+        stream.extend_from_slice(&7u64.to_le_bytes());
+        stream.push(2);
+        stream.extend_from_slice(&9u64.to_le_bytes());
+        for s in ["boom", "a:1:2"] {
+            stream.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            stream.extend_from_slice(s.as_bytes());
+        }
+        stream.push(b'X');
+        stream.extend_from_slice(&(6i32).to_le_bytes());
+        stream.push(1);
+        stream.extend_from_slice(&3u32.to_le_bytes());
+        stream.extend_from_slice(b"out");
+        stream.extend_from_slice(&42u32.to_le_bytes());
+        let mut data = vec![0u8]; // every frame read as a run's answer
+        data.extend_from_slice(&stream);
+        assert_eq!(fuzz_decode(&data), 3);
+        // Truncated anywhere: fewer frames, never a panic.
+        for cut in 0..data.len() {
+            assert!(fuzz_decode(&data[..cut]) <= 3);
+        }
+        // A huge length field with nothing behind it ends the stream.
+        let mut huge = vec![0b10u8, b'd'];
+        huge.extend_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(fuzz_decode(&huge), 0);
     }
 }

@@ -96,7 +96,7 @@ fn run(cli: &Cli, reporter: &mut Reporter) -> i32 {
 fn fail(reporter: &mut Reporter, e: reduce_crash::error::Error) -> i32 {
     if let reduce_crash::error::Error::Build { diagnostics, .. } = &e {
         // cargo's rendered diagnostics, then our one-line summary.
-        eprint!("{diagnostics}");
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), diagnostics.as_bytes());
     }
     let code = e.exit_code();
     reporter.error(&e.to_string(), code);

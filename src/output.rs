@@ -2,20 +2,104 @@
 //!
 //! The original artifact is never opened for writing. Results are written to
 //! a temporary file in the destination directory and renamed into place, so
-//! the output path always holds a complete, interesting input, even if the
-//! run is interrupted mid-write.
+//! the output path always holds a complete input, even if the run is
+//! interrupted mid-write; the file gets the permissions the umask gives new
+//! files (as the artifact beside it has). Two runs that would write the same
+//! output take turns ([`OutputLock`]).
 
 use crate::error::{Error, Result};
+use std::ffi::OsString;
+use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-/// The default output path: beside the original, `<name>.reduced`.
+/// The default output path: beside the original, `<name>.reduced`, the
+/// name kept byte for byte (file names need not be UTF-8).
 pub fn default_output(artifact: &Path) -> PathBuf {
-    let name = artifact
+    let mut name: OsString = artifact
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "artifact".to_owned());
-    artifact.with_file_name(format!("{name}.reduced"))
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "artifact".into());
+    name.push(".reduced");
+    artifact.with_file_name(name)
+}
+
+/// The process's umask (read once: reading it means setting it).
+fn umask() -> u32 {
+    static UMASK: OnceLock<u32> = OnceLock::new();
+    *UMASK.get_or_init(|| unsafe {
+        let old = libc::umask(0o022);
+        libc::umask(old);
+        old as u32
+    })
+}
+
+/// Reads the umask now, while the process has one thread (call early).
+pub fn init_umask() {
+    let _ = umask();
+}
+
+/// An exclusive advisory lock held for as long as a run may write one
+/// output: a second run on the same artifact waits instead of overwriting the
+/// first's result with its own. The lock file is named after the output's
+/// absolute path, in a directory of the user's under the system's temporary
+/// directory (nothing is added beside the artifacts).
+pub struct OutputLock {
+    _file: File,
+}
+
+impl OutputLock {
+    /// Takes the lock for `output`; `waiting` is called once if another run
+    /// holds it, before blocking until it is free.
+    pub fn acquire(output: &Path, waiting: impl FnOnce()) -> Result<OutputLock> {
+        use std::os::unix::ffi::OsStrExt;
+        let werr = |path: &Path| {
+            let path = path.to_owned();
+            move |source| Error::Write { path, source }
+        };
+        let dir =
+            std::env::temp_dir().join(format!("cargo-reduce-crash-{}", unsafe { libc::getuid() }));
+        std::fs::create_dir_all(&dir).map_err(werr(&dir))?;
+        // The output may not exist yet: its directory's real path, then its name.
+        let parent = match output.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let real = parent
+            .canonicalize()
+            .unwrap_or_else(|_| parent.to_owned())
+            .join(output.file_name().unwrap_or_default());
+        let key = sha1_smol::Sha1::from(real.as_os_str().as_bytes())
+            .digest()
+            .to_string();
+        let path = dir.join(format!("{key}.lock"));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(werr(&path))?;
+        let fd = file.as_raw_fd();
+        if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            waiting();
+            loop {
+                if unsafe { libc::flock(fd, libc::LOCK_EX) } == 0 {
+                    break;
+                }
+                let err = std::io::Error::last_os_error();
+                if err.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(werr(&path)(err));
+                }
+                if crate::interrupt::requested() {
+                    return Err(Error::Interrupted);
+                }
+            }
+        }
+        Ok(OutputLock { _file: file })
+    }
 }
 
 /// Refuses an output path that names the original artifact.
@@ -46,6 +130,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .prefix(".reduce-crash-")
         .tempfile_in(dir)
         .map_err(werr)?;
+    // tempfile creates 0600; a result is an ordinary new file.
+    let mode = 0o666 & !umask();
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(werr)?;
     tmp.write_all(bytes).map_err(werr)?;
     tmp.as_file().flush().map_err(werr)?;
     tmp.persist(path).map_err(|e| werr(e.error))?;
@@ -68,6 +157,46 @@ mod tests {
         std::fs::write(&a, b"x").unwrap();
         assert!(check_output(&a, &a).is_err());
         assert!(check_output(&a, &tmp.path().join("out")).is_ok());
+    }
+
+    #[test]
+    fn output_names_keep_the_original_s_bytes() {
+        use std::os::unix::ffi::OsStrExt;
+        let a = Path::new(std::ffi::OsStr::from_bytes(b"dir/crash-\xff"));
+        let b = Path::new(std::ffi::OsStr::from_bytes(b"dir/crash-\xfe"));
+        assert_ne!(default_output(a), default_output(b));
+        assert_eq!(
+            default_output(a).as_os_str().as_bytes(),
+            b"dir/crash-\xff.reduced"
+        );
+    }
+
+    #[test]
+    fn results_follow_the_umask() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        write_atomic(&out, b"x").unwrap();
+        let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666 & !umask());
+    }
+
+    #[test]
+    fn a_second_lock_on_one_output_waits_for_the_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("crash-1.reduced");
+        let first = OutputLock::acquire(&out, || panic!("nobody holds it yet")).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let out2 = out.clone();
+        let second = std::thread::spawn(move || {
+            let mut waited = false;
+            let _lock = OutputLock::acquire(&out2, || waited = true).unwrap();
+            tx.send(waited).unwrap();
+        });
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(rx.try_recv().is_err(), "the second run must wait");
+        drop(first);
+        second.join().unwrap();
+        assert_eq!(rx.recv().unwrap(), true);
     }
 
     #[test]

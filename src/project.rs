@@ -117,13 +117,17 @@ impl FuzzProject {
         if let Some(name) = explicit {
             return self.target(name);
         }
-        let abs = absolute(artifact);
+        // Where the artifact is named, not where a symbolic link points.
+        let abs = std::path::absolute(artifact).unwrap_or_else(|_| absolute(artifact));
         let parent = abs.parent();
         let dir_name = parent.and_then(|p| p.file_name()).and_then(|n| n.to_str());
         let under_artifacts = parent
             .and_then(|p| p.parent())
             .and_then(|p| p.file_name())
             .is_some_and(|n| n == "artifacts");
+        if let Some(t) = self.oss_fuzz_target(&abs) {
+            return Ok(t);
+        }
         match dir_name {
             Some(name) if under_artifacts => self.target(name),
             Some(name) if self.targets.iter().any(|t| t.name == name) => self.target(name),
@@ -133,6 +137,26 @@ impl FuzzProject {
                 known: self.target_names(),
             }),
         }
+    }
+}
+
+impl FuzzProject {
+    /// OSS-Fuzz names its test cases `clusterfuzz-testcase-[minimized-]<target>-<id>`
+    /// (projects keep them, e.g. in `fuzz/regressions/`): the target the
+    /// name holds, if it is one of this project's.
+    fn oss_fuzz_target(&self, artifact: &Path) -> Option<&FuzzTarget> {
+        let name = artifact.file_name()?.to_str()?;
+        let rest = name.strip_prefix("clusterfuzz-testcase-")?;
+        let rest = rest.strip_prefix("minimized-").unwrap_or(rest);
+        // The longest target name followed by `-` and the test case id.
+        self.targets
+            .iter()
+            .filter(|t| {
+                rest.strip_prefix(t.name.as_str())
+                    .and_then(|r| r.strip_prefix('-'))
+                    .is_some_and(|id| !id.is_empty())
+            })
+            .max_by_key(|t| t.name.len())
     }
 }
 

@@ -11,6 +11,30 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+// Output that never aborts the run: a closed stderr or stdout (a pipe into
+// `head`, a closed terminal) only loses the text; the result is still
+// written and the exit code is unchanged.
+macro_rules! say {
+    () => {{
+        let _ = writeln!(std::io::stderr());
+    }};
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+macro_rules! say_part {
+    ($($arg:tt)*) => {{
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 pub const FORMAT_VERSION: u32 = 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,7 +47,9 @@ pub enum Format {
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     pub target: String,
+    #[serde(serialize_with = "lossy_path")]
     pub input: PathBuf,
+    #[serde(serialize_with = "lossy_path")]
     pub output: PathBuf,
     pub signature: Signature,
     pub match_mode: &'static str,
@@ -58,11 +84,35 @@ pub struct Summary {
     pub preview: String,
     /// The target's `Debug` form of the reduced input (typed targets).
     pub debug: Option<String>,
-    /// Did the reduced input reproduce in a fresh driver process?
+    /// The result crashes with the original's signature when run alone in a
+    /// fresh process (whatever is in the output file always does).
     pub verified_fresh: bool,
+    /// This run wrote the output file.
+    pub written: bool,
+    /// The output file already held a result that crashes the same way and
+    /// is no larger; it was kept.
+    pub kept_existing: bool,
     pub reproduce: String,
     /// Where `--emit-test` wrote the regression test.
+    #[serde(serialize_with = "lossy_path_opt")]
     pub emitted_test: Option<PathBuf>,
+}
+
+/// A path as a JSON string; bytes that are not UTF-8 become U+FFFD (JSON
+/// strings are Unicode; serde refuses such paths outright).
+pub fn path_json(p: &Path) -> serde_json::Value {
+    serde_json::Value::String(p.to_string_lossy().into_owned())
+}
+
+pub fn lossy_path<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&p.to_string_lossy())
+}
+
+pub fn lossy_path_opt<S: serde::Serializer>(p: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
+    match p {
+        Some(p) => s.serialize_some(&p.to_string_lossy()),
+        None => s.serialize_none(),
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -120,7 +170,7 @@ impl Reporter {
         }
         self.clear_progress();
         let verb = self.paint(GREEN, &format!("{verb:>12}"));
-        eprintln!("{verb} {}", message.as_ref());
+        say!("{verb} {}", message.as_ref());
     }
 
     pub fn warn(&mut self, message: impl AsRef<str>) {
@@ -129,7 +179,7 @@ impl Reporter {
             return;
         }
         self.clear_progress();
-        eprintln!("{}: {}", self.paint(YELLOW, "warning"), message.as_ref());
+        say!("{}: {}", self.paint(YELLOW, "warning"), message.as_ref());
     }
 
     /// A one-line note about how this run differs from what the user may
@@ -143,7 +193,7 @@ impl Reporter {
             return;
         }
         self.clear_progress();
-        eprintln!("{}: {}", self.paint(YELLOW, "note"), message.as_ref());
+        say!("{}: {}", self.paint(YELLOW, "note"), message.as_ref());
     }
 
     pub fn error(&mut self, message: &str, exit_code: i32) {
@@ -154,7 +204,7 @@ impl Reporter {
             }));
         }
         self.clear_progress();
-        eprintln!("{}: {message}", self.paint(RED, "error"));
+        say!("{}: {message}", self.paint(RED, "error"));
     }
 
     /// One progress line, redrawn in place; only on a terminal.
@@ -164,7 +214,7 @@ impl Reporter {
         }
         let rate = tests as f64 / elapsed.as_secs_f64().max(1e-9);
         let verb = self.paint(GREEN, &format!("{:>12}", "Reducing"));
-        eprint!(
+        say_part!(
             "\r{verb} {original} → {best} bytes, {tests} tests ({}/s), {:.1}s\x1b[K",
             human_count(rate),
             elapsed.as_secs_f64()
@@ -175,7 +225,7 @@ impl Reporter {
 
     fn clear_progress(&mut self) {
         if self.progress_shown {
-            eprint!("\r\x1b[K");
+            say_part!("\r\x1b[K");
             self.progress_shown = false;
         }
     }
@@ -184,7 +234,7 @@ impl Reporter {
         if self.format == Format::Json {
             self.json(&serde_json::json!({
                 "reason": "reduce-started", "format_version": FORMAT_VERSION,
-                "target": target, "input": input, "original_len": len, "signature": sig,
+                "target": target, "input": path_json(input), "original_len": len, "signature": sig,
             }));
         }
     }
@@ -248,20 +298,24 @@ impl Reporter {
                 ),
             );
         }
-        if !s.verified_fresh {
-            self.warn("the reduced input did not reproduce in a fresh driver process; it may depend on state left by earlier inputs");
+        if s.written {
+            self.status("Wrote", s.output.display().to_string());
+        } else if s.kept_existing {
+            self.status(
+                "Kept",
+                format!("{} (no larger, same crash)", s.output.display()),
+            );
         }
-        self.status("Wrote", s.output.display().to_string());
         if let Some(test) = &s.emitted_test {
             self.status("Wrote", format!("regression test {}", test.display()));
         }
-        eprintln!();
-        eprintln!("Reduced input ({} bytes): {}", s.reduced_len, s.preview);
+        say!();
+        say!("Reduced input ({} bytes): {}", s.reduced_len, s.preview);
         if let Some(debug) = &s.debug {
-            eprintln!("Debug form:\n{debug}");
+            say!("Debug form:\n{debug}");
         }
-        eprintln!();
-        eprintln!("Reproduce with:\n\n    {}\n", s.reproduce);
+        say!();
+        say!("Reproduce with:\n\n    {}\n", s.reproduce);
     }
 
     /// One `--classify` result; `debug` is a typed target's value (JSON
@@ -276,7 +330,7 @@ impl Reporter {
         if self.format == Format::Json {
             self.json(&serde_json::json!({
                 "reason": "classified", "format_version": FORMAT_VERSION,
-                "path": path, "outcome": outcome.label(), "signature": outcome.signature(),
+                "path": path_json(path), "outcome": outcome.label(), "signature": outcome.signature(),
                 "elapsed_secs": elapsed.as_secs_f64(), "debug": debug,
             }));
             return;
@@ -286,7 +340,7 @@ impl Reporter {
             None => outcome.label().to_owned(),
         };
         // The classification is the command's output: print it even with -q.
-        println!("{}: {what}", path.display());
+        out!("{}: {what}", path.display());
     }
 
     /// Corpus shrinking: entries considered so far.
@@ -295,7 +349,7 @@ impl Reporter {
             return;
         }
         let verb = self.paint(GREEN, &format!("{:>12}", "Shrinking"));
-        eprint!(
+        say_part!(
             "\r{verb} entry {}/{}: {} kept, {} bytes so far, {:.1}s\x1b[K",
             p.done,
             p.total,
@@ -392,7 +446,7 @@ impl Reporter {
             return;
         }
         self.clear_progress();
-        eprint!("{text}");
+        say_part!("{text}");
     }
 
     fn json(&mut self, v: &serde_json::Value) {

@@ -14,7 +14,7 @@ use crate::exec::{ExecConfig, Executor};
 use crate::grammar::{self, reduce::TreeStrategy, Grammar, Tree};
 use crate::oracle::Cached;
 use crate::outcome::{CrashKind, MatchMode, Outcome, Signature};
-use crate::output::{check_output, default_output, write_atomic};
+use crate::output::{check_output, default_output, write_atomic, OutputLock};
 use crate::project::{FuzzProject, Locate};
 use crate::reduce::Strategy;
 use crate::report::{preview, OtherSignature, Reporter, Summary};
@@ -131,6 +131,9 @@ pub fn build_driver(
              registry or git dependency named libfuzzer-sys): built {} instead",
             built.kind.describe()
         ));
+    }
+    for note in &built.notes {
+        reporter.note(note);
     }
     if !built.fresh {
         reporter.status(
@@ -272,6 +275,17 @@ pub fn check_reproduces(
         }
         exec.set_timeout(limit);
     }
+    // A limit shorter than the original's own run would make its crash a
+    // timeout.
+    if !hung && !named_timeout && flags && first.elapsed > limit {
+        if let Outcome::Crash(sig) = &first.outcome {
+            return Err(Error::TimeoutTooShort {
+                limit: limit.as_secs_f64(),
+                ran: first.elapsed.as_secs_f64(),
+                signature: sig.to_string(),
+            });
+        }
+    }
     let measured = if hung { limit } else { first.elapsed };
     if hung || (named_timeout && !matches!(first.outcome, Outcome::Crash(_))) {
         return Ok(check_timeout_reproduces(opts, exec, data, measured));
@@ -386,9 +400,12 @@ pub fn load_grammar(spec: &str, reporter: &mut Reporter) -> Result<Grammar> {
                 .collect(),
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+    let bytes = std::fs::read(path).map_err(|source| Error::Read {
         path: path.to_owned(),
         source,
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| Error::GrammarNotText {
+        path: path.to_owned(),
     })?;
     let loaded = grammar::load::load_grammar(&text, &path.display().to_string())?;
     for warning in &loaded.warnings {
@@ -404,6 +421,12 @@ pub fn parse_artifact(grammar: &Grammar, spec: &str, artifact: &Path, data: &[u8
         grammar: spec.to_owned(),
         detail: e.to_string(),
     })
+}
+
+/// The per-test limit for reducing an original with `sig` whose slowest
+/// run took `slowest` (also the limit for rerunning its result).
+pub fn test_timeout(opts: &Options, sig: &Signature, slowest: Duration) -> Duration {
+    reduction_timeout(opts, sig, slowest).0
 }
 
 /// The per-test limit for the reduction, and for a timeout what the result
@@ -516,6 +539,16 @@ pub fn reduce_reproduced(
         output,
         parsed,
     } = job;
+    // One run at a time writes this output; a second one waits.
+    let _lock = OutputLock::acquire(&output, || {
+        if let Some(r) = reporter.as_deref_mut() {
+            r.note(format!(
+                "waiting for another cargo reduce-crash run that writes {}",
+                output.display()
+            ));
+        }
+    })?;
+    let previous = std::fs::read(&output).ok();
     // The executor may have run other artifacts before: count only this one.
     let before = exec.stats();
     let (timeout, timeout_goal) = reduction_timeout(opts, &signature, slowest);
@@ -555,15 +588,14 @@ pub fn reduce_reproduced(
     let started = Instant::now();
     let original_len = data.len();
     let (best, stats, invalid_candidates, others, stop, error) = {
-        let progress_reporter = std::cell::RefCell::new(reporter);
+        let progress_reporter = std::cell::RefCell::new(reporter.as_deref_mut());
         let oracle = CrashOracle::new(&mut *exec, signature.clone(), opts.match_mode, data)
             .with_budget(opts.budget)
             .on_progress(|pr| {
                 if let Some(r) = progress_reporter.borrow_mut().as_deref_mut() {
                     r.progress(original_len, pr.best_len, pr.executed, pr.elapsed)
                 }
-            })
-            .write_best_to(output.clone())?;
+            });
         let mut cached = Cached::new(oracle);
         cached.remember(data, true);
         let mut invalid = None;
@@ -587,8 +619,13 @@ pub fn reduce_reproduced(
         } else {
             oracle.best().to_vec()
         };
+        // What to fall back on if the best crashes only in this process's
+        // state: the oracle's best and the bests before it, newest first.
+        let mut candidates = vec![best];
+        candidates.push(oracle.best().to_vec());
+        candidates.extend(oracle.earlier_bests().map(<[u8]>::to_vec));
         (
-            best,
+            candidates,
             stats,
             invalid,
             oracle.other_signatures(),
@@ -600,17 +637,40 @@ pub fn reduce_reproduced(
         return Err(e);
     }
     let elapsed = started.elapsed();
-    write_atomic(&output, &best)?;
-
-    // Confirm in a fresh process: the result must not depend on state left
-    // behind by the thousands of inputs before it.
     let value_cached = exec.stats().value_cache_hits - before.value_cache_hits;
-    let verified_fresh = {
-        exec.set_value_cache(false);
-        exec.restart();
-        matches!(exec.run(&best).map(|r| r.outcome),
-            Ok(Outcome::Crash(ref s)) if opts.match_mode.matches(&signature, s))
+    let published = publish(
+        exec,
+        opts.match_mode,
+        &signature,
+        &output,
+        data,
+        &best,
+        previous.as_deref(),
+    )?;
+    let (best, written, kept_existing) = match published {
+        Published::Wrote(b) => (b, true, false),
+        Published::KeptExisting(b) => (b, false, true),
+        Published::Nothing if stop.is_some() => {
+            // Cut short before anything smaller was found: the result is
+            // the original itself (it crashed alone in a fresh process).
+            write_atomic(&output, data)?;
+            (data.to_vec(), true, false)
+        }
+        Published::Nothing => {
+            return Err(Error::ResultNotReproducible {
+                path: output,
+                target: target.to_owned(),
+                len: best.first().map_or(0, Vec::len),
+            })
+        }
     };
+    if let (true, Some(r)) = (kept_existing, reporter.as_deref_mut()) {
+        r.note(format!(
+            "kept the existing {} ({} bytes): it crashes the same way and is no larger than this run's result",
+            output.display(),
+            best.len()
+        ));
+    }
     let debug = if exec.typed() {
         exec.debug_format(&best)?
     } else {
@@ -668,8 +728,71 @@ pub fn reduce_reproduced(
         typed: exec.typed(),
         preview: preview(&best, 160),
         debug,
-        verified_fresh,
+        verified_fresh: written || kept_existing,
+        written,
+        kept_existing,
     })
+}
+
+/// What [`publish`] did with the output.
+enum Published {
+    /// Wrote this result.
+    Wrote(Vec<u8>),
+    /// Kept what was there (no larger, crashes the same way).
+    KeptExisting(Vec<u8>),
+    /// Nothing smaller than the original crashes on its own.
+    Nothing,
+}
+
+/// The one place a result is written. A result is written only if it
+/// crashes with the original's signature when run alone in a fresh process
+/// (the reduction ran it after thousands of other inputs): the first of
+/// `candidates` (the reducer's answer, then the bests before it, newest
+/// first) that does. An existing output that crashes the same way and is no
+/// larger is kept instead: a later run never makes a result worse.
+fn publish(
+    exec: &mut Executor,
+    mode: MatchMode,
+    signature: &Signature,
+    output: &Path,
+    original: &[u8],
+    candidates: &[Vec<u8>],
+    previous: Option<&[u8]>,
+) -> Result<Published> {
+    exec.set_value_cache(false);
+    let mut reproduces = |input: &[u8]| -> Result<bool> {
+        exec.restart();
+        let run = exec.run(input)?;
+        Ok(matches!(run.outcome, Outcome::Crash(ref s) if mode.matches(signature, s)))
+    };
+    let mut chosen = None;
+    let mut tried: Vec<&[u8]> = Vec::new();
+    for c in candidates {
+        if c.as_slice() == original || tried.contains(&c.as_slice()) {
+            continue;
+        }
+        tried.push(c);
+        if reproduces(c)? {
+            chosen = Some(c.clone());
+            break;
+        }
+    }
+    if let Some(p) = previous {
+        let no_larger = match &chosen {
+            Some(c) => !crate::crash_oracle::shortlex_less(c, p),
+            None => true,
+        };
+        if no_larger && p != original && reproduces(p)? {
+            return Ok(Published::KeptExisting(p.to_vec()));
+        }
+    }
+    match chosen {
+        Some(c) => {
+            write_atomic(output, &c)?;
+            Ok(Published::Wrote(c))
+        }
+        None => Ok(Published::Nothing),
+    }
 }
 
 /// Runs each file once and reports its outcome (no reduction), with the

@@ -60,7 +60,10 @@ pub fn discover(paths: &[PathBuf]) -> Result<Discovered> {
                         .map_or_else(|| e.to_string(), |io| io.to_string()),
                 })?;
                 let name = entry.file_name().to_string_lossy();
-                if entry.file_type().is_file() && is_artifact_name(&name) {
+                // A symbolic link to a file counts as that file.
+                let file = entry.file_type().is_file()
+                    || (entry.path_is_symlink() && entry.path().is_file());
+                if file && is_artifact_name(&name) {
                     add(&mut found, entry.into_path());
                 }
             }

@@ -29,10 +29,10 @@ use crate::exec::Executor;
 use crate::exit_code;
 use crate::grammar::Grammar;
 use crate::interrupt;
-use crate::outcome::Signature;
+use crate::outcome::{Outcome, Signature};
 use crate::output::{check_output, default_output};
 use crate::project::{find_manifest, FuzzProject, Locate};
-use crate::report::{Reporter, Summary};
+use crate::report::{path_json, Reporter, Summary};
 use crate::session::{self, Options, ReduceJob};
 use serde_json::json;
 use std::collections::HashMap;
@@ -53,7 +53,14 @@ pub use record::{
 };
 
 /// The file name prefixes libFuzzer gives the inputs it reports.
-pub const ARTIFACT_PREFIXES: &[&str] = &["crash-", "oom-", "timeout-", "leak-"];
+pub const ARTIFACT_PREFIXES: &[&str] = &[
+    "crash-",
+    "oom-",
+    "timeout-",
+    "leak-",
+    // OSS-Fuzz's test cases.
+    "clusterfuzz-testcase-",
+];
 
 /// The directory beside the artifacts that holds the records.
 pub const RECORD_DIR: &str = ".reduce-crash";
@@ -93,6 +100,8 @@ struct Found {
     class: Option<Classification>,
     /// The classification came from its record.
     cached: bool,
+    /// Why the file could not be read (then it has no hash and no class).
+    unreadable: Option<String>,
 }
 
 impl Found {
@@ -448,6 +457,7 @@ impl<'o> Campaign<'o> {
         if discovered.artifacts.is_empty() {
             return Err(Error::NoArtifacts { path: c.place });
         }
+        let mut duplicates = 0;
         for path in discovered.artifacts {
             let mut locate = opts.locate.clone();
             locate.artifact = Some(path.clone());
@@ -476,15 +486,31 @@ impl<'o> Campaign<'o> {
                     c.targets.len() - 1
                 }
             };
-            let data = session::read_artifact(&path)?;
+            // One unreadable file gets its own row; the rest goes on.
+            let (sha1, len, unreadable) = match std::fs::read(&path) {
+                Ok(data) => (sha1_hex(&data), data.len() as u64, None),
+                Err(e) => (String::new(), 0, Some(e.to_string())),
+            };
+            // The same bytes twice (a copy, a symbolic link): one artifact.
+            if unreadable.is_none() && c.found.iter().any(|f| f.sha1 == sha1) {
+                duplicates += 1;
+                continue;
+            }
             c.found.push(Found {
                 path,
                 target,
-                sha1: sha1_hex(&data),
-                len: data.len() as u64,
+                sha1,
+                len,
                 class: None,
                 cached: false,
+                unreadable,
             });
+        }
+        if duplicates > 0 {
+            reporter.note(format!(
+                "{} with the same bytes as another artifact counted once",
+                plural(duplicates, "file")
+            ));
         }
         let per_target: Vec<String> = (0..c.targets.len())
             .map(|t| {
@@ -541,13 +567,16 @@ impl<'o> Campaign<'o> {
     /// a fresh driver) and records it.
     fn classify(&mut self) -> Result<()> {
         for i in 0..self.found.len() {
+            if self.found[i].unreadable.is_some() {
+                continue;
+            }
             if let Some(rec) = self.record(&self.found[i]) {
                 self.found[i].class = Some(rec.classification);
                 self.found[i].cached = true;
             }
         }
         let todo: Vec<usize> = (0..self.found.len())
-            .filter(|&i| self.found[i].class.is_none())
+            .filter(|&i| self.found[i].class.is_none() && self.found[i].unreadable.is_none())
             .collect();
         let mut results: Vec<(usize, Result<Classification>)> = Vec::new();
         let found = &self.found;
@@ -611,9 +640,21 @@ impl<'o> Campaign<'o> {
             }
         }
         for (i, f) in self.found.iter().enumerate() {
+            if let Some(error) = &f.unreadable {
+                reporter.message(
+                    "artifact",
+                    json!({
+                        "path": path_json(&f.path),
+                        "target": self.targets[f.target].name,
+                        "status": "unreadable",
+                        "error": error,
+                    }),
+                );
+                continue;
+            }
             let Some(class) = &f.class else { continue };
             let mut v = json!({
-                "path": f.path,
+                "path": path_json(&f.path),
                 "target": self.targets[f.target].name,
                 "sha1": f.sha1,
                 "len": f.len,
@@ -690,6 +731,11 @@ impl<'o> Campaign<'o> {
         reporter: &mut Reporter,
     ) -> Vec<Vec<(usize, Reduction)>> {
         let strategy = strategy_key(self.opts);
+        let mut checks = Pool {
+            opts: self.opts,
+            targets: &self.targets,
+            running: HashMap::new(),
+        };
         let mut results: Vec<Vec<(usize, Reduction)>> = Vec::with_capacity(buckets.len());
         let mut tasks: Vec<(usize, usize)> = Vec::new(); // (bucket, artifact)
         for (b, bucket) in buckets.iter().enumerate() {
@@ -705,13 +751,18 @@ impl<'o> Campaign<'o> {
                     r.valid_output(&f.dir(), &f.output_name(), &strategy)
                         .cloned()
                 });
+                // A record is only a claim: the output must still crash the
+                // same way, run alone in a fresh process.
                 match recorded {
-                    Some(r) => known.push((m, Reduction::Cached(r))),
-                    None => tasks.push((b, m)),
+                    Some(r) if self.output_reproduces(&mut checks, m) => {
+                        known.push((m, Reduction::Cached(r)))
+                    }
+                    _ => tasks.push((b, m)),
                 }
             }
             results.push(known);
         }
+        drop(checks);
         let mut pending: Vec<usize> = vec![0; buckets.len()];
         for &(b, _) in &tasks {
             pending[b] += 1;
@@ -780,6 +831,34 @@ impl<'o> Campaign<'o> {
         results
     }
 
+    /// Whether artifact `m`'s existing output crashes with its signature
+    /// when run alone in a fresh process.
+    fn output_reproduces(&self, pool: &mut Pool<'_>, m: usize) -> bool {
+        let f = &self.found[m];
+        let Some(Classification::Crash {
+            signature,
+            slowest_secs,
+        }) = &f.class
+        else {
+            return false;
+        };
+        let Ok(bytes) = std::fs::read(f.output()) else {
+            return false;
+        };
+        let Ok(exec) = pool.get(f.target) else {
+            return false;
+        };
+        exec.set_value_cache(false);
+        exec.set_timeout(session::test_timeout(
+            self.opts,
+            signature,
+            Duration::from_secs_f64(*slowest_secs),
+        ));
+        exec.restart();
+        matches!(exec.run(&bytes).map(|r| r.outcome),
+            Ok(Outcome::Crash(ref s)) if self.opts.match_mode.matches(signature, s))
+    }
+
     /// Adds a complete reduction to the artifact's record (an interrupted
     /// or budget-limited one only removes the stale entry: the file changed).
     fn record_reduction(&self, m: usize, summary: &Summary, strategy: &str) -> Result<()> {
@@ -843,11 +922,11 @@ impl<'o> Campaign<'o> {
                 "target": bucket.key.target,
                 "signature": bucket.signature,
                 "artifacts": bucket.members.len(),
-                "members": bucket.members.iter().map(|&m| &self.found[m].path).collect::<Vec<_>>(),
-                "representative": rep.path,
+                "members": bucket.members.iter().map(|&m| path_json(&self.found[m].path)).collect::<Vec<_>>(),
+                "representative": path_json(&rep.path),
                 "original_len": rep.len,
                 "reduced_len": line.result.as_ref().map(|r| r.0),
-                "output": line.result.as_ref().map(|r| &r.1),
+                "output": line.result.as_ref().map(|r| path_json(&r.1)),
                 "output_sha1": output_sha1,
                 "status": line.status,
                 "cached": line.status == "cached",
@@ -888,7 +967,11 @@ impl<'o> Campaign<'o> {
             })
             .collect();
         reporter.text(&table(buckets, &lines, &self.found, cwd));
-        let unclassified = self.found.iter().any(|f| f.class.is_none());
+        let unclassified = self
+            .found
+            .iter()
+            .any(|f| f.class.is_none() && f.unreadable.is_none());
+        let unreadable = self.found.iter().filter(|f| f.unreadable.is_some()).count();
         let interrupted = interrupt::requested() || unclassified;
         let failed: Vec<&BucketLine> = lines.iter().filter(|l| l.failure.is_some()).collect();
         let pass = self.count(|c| matches!(c, Classification::Pass { .. }));
@@ -907,6 +990,7 @@ impl<'o> Campaign<'o> {
                 (pass, "returned normally"),
                 (reject, "rejected"),
                 (flaky, "flaky"),
+                (unreadable, "unreadable"),
             ]
             .iter()
             .filter(|(n, _)| *n > 0)
@@ -1074,11 +1158,11 @@ fn bucket_line(
 }
 
 fn reduction_json(f: &Found, r: &Reduction) -> serde_json::Value {
-    let mut v = json!({"input": f.path, "original_len": f.len});
+    let mut v = json!({"input": path_json(&f.path), "original_len": f.len});
     match r {
         Reduction::Cached(rec) => {
             v["status"] = "cached".into();
-            v["output"] = json!(f.dir().join(&rec.output));
+            v["output"] = path_json(&f.dir().join(&rec.output));
             v["reduced_len"] = rec.len.into();
             v["cached"] = true.into();
             v["tests_executed"] = 0.into();
@@ -1091,7 +1175,7 @@ fn reduction_json(f: &Found, r: &Reduction) -> serde_json::Value {
                 "reduced"
             }
             .into();
-            v["output"] = json!(s.output);
+            v["output"] = path_json(&s.output);
             v["reduced_len"] = s.reduced_len.into();
             v["cached"] = false.into();
             v["tests_executed"] = s.tests_executed.into();
@@ -1139,6 +1223,18 @@ fn table(buckets: &[Bucket], lines: &[BucketLine], found: &[Found], cwd: &Path) 
         ]);
     }
     for f in found {
+        if let Some(error) = &f.unreadable {
+            rows.push([
+                "-".into(),
+                "1".into(),
+                "-".into(),
+                "-".into(),
+                "unreadable".into(),
+                f.path.display().to_string(),
+                error.clone(),
+            ]);
+            continue;
+        }
         let Some(class) = &f.class else { continue };
         let status = match class {
             Classification::Crash { .. } => continue,
