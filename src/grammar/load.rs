@@ -392,7 +392,7 @@ fn json_form(text: &str, ctx: &Ctx) -> Result<Raw, GrammarError> {
             }
             let (key, _, end) = json_string(text, p, ctx)?;
             let key = String::from_utf8(key).expect("decoded from a str");
-            if nonterminal_end(key.as_bytes(), 0) != Some(key.len() - 1) {
+            if nonterminal_end(key.as_bytes(), 0).map(|end| end + 1) != Some(key.len()) {
                 return Err(ctx.syntax(key_at, format!("{key:?} is not a nonterminal: keys look like \"<name>\" (no spaces or angle brackets inside)")));
             }
             if let Some(&first) = first_def.get(&key) {
@@ -1245,6 +1245,14 @@ mod tests {
             err(r#"{"start": ["1"]}"#).split(": syntax").next(),
             Some("g.txt:1:2")
         );
+        // An empty key (found by fuzz/grammar_load: `key.len() - 1`
+        // overflowed).
+        for text in [r#"{"""#, r#"{"": ["x"]}"#] {
+            assert_eq!(
+                err(text),
+                r#"g.txt:1:2: syntax error: "" is not a nonterminal: keys look like "<name>" (no spaces or angle brackets inside)"#
+            );
+        }
         assert_eq!(
             err(r#"{"<start>": ["1"]} x"#),
             "g.txt:1:20: syntax error: unexpected text after the grammar object"
