@@ -44,6 +44,7 @@ fn main() {
             most_asan,
         ),
         judged("old_style_target_reduces_and_reproduces", old_style),
+        judged("own_global_allocator_in_the_default_build", own_allocator),
         Trial::test(
             "without_nightly_one_note_and_documented_exit_codes",
             without_nightly,
@@ -431,6 +432,25 @@ fn old_style() -> Result<(), Failed> {
         std::fs::read(&result).unwrap().len() < std::fs::read(&artifact).unwrap().len(),
         || "not smaller".into(),
     )
+}
+
+/// A fuzz crate with its own `#[global_allocator]` (as crates that count or
+/// limit their allocations have) reduces in the default build: the stand-in
+/// `libfuzzer-sys` defines no allocator there (ASan's malloc hook does the
+/// malloc limit, as in libFuzzer).
+fn own_allocator() -> Result<(), Failed> {
+    let root = copy_fixture_as("buggy", "buggy-faithful");
+    let dir = root.join("fuzz/artifacts/own_allocator");
+    std::fs::create_dir_all(&dir).unwrap();
+    let artifact = dir.join("crash-own");
+    std::fs::write(&artifact, noisy("own-faithful", b"KEY=;")).unwrap();
+    let run = reduce_as_is(&root, &artifact, &[]);
+    check(run.code == Some(0), || run.describe())?;
+    check(run.stderr.contains("(nightly, AddressSanitizer)"), || {
+        run.describe()
+    })?;
+    let result = std::fs::read(reduced_path(&artifact)).unwrap();
+    check(result == b"KEY=;", || format!("{result:?}"))
 }
 
 // ------------------------------------------------------------------ without nightly
