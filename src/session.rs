@@ -650,9 +650,11 @@ pub fn reduce_reproduced(
     let (best, written, kept_existing) = match published {
         Published::Wrote(b) => (b, true, false),
         Published::KeptExisting(b) => (b, false, true),
-        Published::Nothing if stop.is_some() => {
-            // Cut short before anything smaller was found: the result is
-            // the original itself (it crashed alone in a fresh process).
+        // Nothing smaller was found (the original is minimal, or the run was
+        // cut short first), or what was found crashes only in the driver's
+        // state and the run was cut short: the result is the original itself
+        // (it crashed alone in a fresh process).
+        Published::Nothing if stop.is_some() || best.iter().all(|b| b.as_slice() == data) => {
             write_atomic(&output, data)?;
             (data.to_vec(), true, false)
         }

@@ -616,3 +616,23 @@ mod invariant {
         }
     }
 }
+
+/// An artifact that is already minimal is its own result (exit 0).
+#[test]
+fn an_already_minimal_artifact_is_its_own_result() {
+    let a = artifact("unwrap", b"crash-minimal", b"KEY=;");
+    for strategy in ["default", "ddmin"] {
+        let _ = std::fs::remove_file(reduced_path(&a));
+        let run = tool(&[
+            OsStr::new("--strategy"),
+            OsStr::new(strategy),
+            a.as_os_str(),
+        ]);
+        run.assert_code(0);
+        assert_eq!(
+            std::fs::read(reduced_path(&a)).unwrap(),
+            b"KEY=;",
+            "{strategy}"
+        );
+    }
+}
