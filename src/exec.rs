@@ -194,25 +194,29 @@ impl Executor {
     /// The next input runs in a fresh process: a new child of the fork
     /// server (which never ran an input), or a new driver.
     pub fn restart(&mut self) {
-        let fresh_child = match self.driver.as_mut() {
-            Some(d) if d.fork_server => {
-                d.kill_runner();
-                let deadline = Instant::now() + KILL_GRACE;
-                match d.reader.read_frame(deadline) {
-                    Ok(Frame::Death(death)) => {
-                        d.runner = death.next;
-                        true
-                    }
-                    _ => false,
-                }
-            }
-            _ => false,
-        };
-        if fresh_child {
-            self.stats.restarts += 1;
-            self.send_fatal_keys();
-        } else {
+        if !self.replace_runner() {
             self.kill_driver();
+        }
+    }
+
+    /// Kills the fork server's child and waits for its replacement; `false`
+    /// when there is no fork server or it did not answer.
+    fn replace_runner(&mut self) -> bool {
+        let Some(d) = self.driver.as_mut().filter(|d| d.fork_server) else {
+            return false;
+        };
+        d.kill_runner();
+        let deadline = Instant::now() + KILL_GRACE;
+        loop {
+            match d.reader.read_frame(deadline) {
+                Ok(Frame::Death(death)) => {
+                    self.runner_replaced(death.next);
+                    return true;
+                }
+                // Frames the child finished just before the kill.
+                Ok(_) => continue,
+                Err(_) => return false,
+            }
         }
     }
 
@@ -279,8 +283,7 @@ impl Executor {
                     Phase::Idle => {
                         // Died between requests (killed from outside): the
                         // request is still in the pipe, for the next child.
-                        self.driver_mut().runner = death.next;
-                        self.stats.restarts += 1;
+                        self.runner_replaced(death.next);
                         continue;
                     }
                     Phase::Reading => {
@@ -295,15 +298,13 @@ impl Executor {
                         continue;
                     }
                     Phase::Busy => {
-                        self.driver_mut().runner = death.next;
-                        self.stats.restarts += 1;
                         let sig = crash_report::classify_death(
                             Some(death.status),
                             &death.printed,
                             &mut self.symbolizer,
                         );
                         self.after_death(running_key.take(), &sig);
-                        self.send_fatal_keys();
+                        self.runner_replaced(death.next);
                         Run {
                             outcome: Outcome::Crash(sig),
                             elapsed: Duration::ZERO,
@@ -313,7 +314,7 @@ impl Executor {
                 },
                 Err(ReadError::Timeout) => {
                     let sig = Signature::new(CrashKind::Timeout);
-                    self.kill_hung_runner();
+                    self.restart();
                     self.after_death(running_key.take(), &sig);
                     Run {
                         outcome: Outcome::Crash(sig),
@@ -368,38 +369,20 @@ impl Executor {
         }
     }
 
+    /// The fork server replaced a dead child by `next`: inputs go there now,
+    /// told which values are known to kill it.
+    fn runner_replaced(&mut self, next: u32) {
+        self.driver_mut().runner = next;
+        self.stats.restarts += 1;
+        self.send_fatal_keys();
+    }
+
     /// A value whose run killed the process is remembered, so the cache can
     /// answer it next time without dying again.
     fn after_death(&mut self, running_key: Option<u64>, sig: &Signature) {
         if let Some(k) = running_key {
             self.fatal_values.insert(k, sig.clone());
         }
-    }
-
-    /// The input ran past its deadline: kill the process running it (only
-    /// the fork server's child, when there is one).
-    fn kill_hung_runner(&mut self) {
-        let Some(d) = self.driver.as_mut() else {
-            return;
-        };
-        if d.fork_server {
-            d.kill_runner();
-            let deadline = Instant::now() + KILL_GRACE;
-            loop {
-                match d.reader.read_frame(deadline) {
-                    Ok(Frame::Death(death)) => {
-                        d.runner = death.next;
-                        self.stats.restarts += 1;
-                        self.send_fatal_keys();
-                        return;
-                    }
-                    // Frames the child finished just before the kill.
-                    Ok(_) => continue,
-                    Err(_) => break,
-                }
-            }
-        }
-        self.kill_driver();
     }
 
     /// Runs one input on a coverage build ([`BuildOptions::coverage`]) and
@@ -425,15 +408,13 @@ impl Executor {
                 outcome, elapsed, ..
             }) => (outcome, elapsed),
             Ok(Frame::Death(death)) => {
-                self.driver_mut().runner = death.next;
-                self.stats.restarts += 1;
                 self.stats.executions += 1;
                 let sig = crash_report::classify_death(
                     Some(death.status),
                     &death.printed,
                     &mut self.symbolizer,
                 );
-                self.send_fatal_keys();
+                self.runner_replaced(death.next);
                 return Ok((crash(sig), None));
             }
             Ok(_) => {
@@ -441,7 +422,7 @@ impl Executor {
                 return Err(self.startup_error("unexpected answer to a coverage request"));
             }
             Err(ReadError::Timeout) => {
-                self.kill_hung_runner();
+                self.restart();
                 self.stats.executions += 1;
                 return Ok((crash(Signature::new(CrashKind::Timeout)), None));
             }
@@ -486,13 +467,11 @@ impl Executor {
             Ok(Ok(spans)) => Ok(Some(spans)),
             Ok(Err(death)) => {
                 // Decoding itself crashed; no structure this time.
-                self.driver_mut().runner = death.next;
-                self.stats.restarts += 1;
-                self.send_fatal_keys();
+                self.runner_replaced(death.next);
                 Ok(None)
             }
             Err(_) => {
-                self.kill_hung_runner();
+                self.restart();
                 Ok(None)
             }
         }
@@ -517,13 +496,11 @@ impl Executor {
         {
             Ok(Ok(s)) => Ok(Some(s)),
             Ok(Err(death)) => {
-                self.driver_mut().runner = death.next;
-                self.stats.restarts += 1;
-                self.send_fatal_keys();
+                self.runner_replaced(death.next);
                 Ok(None)
             }
             Err(_) => {
-                self.kill_hung_runner();
+                self.restart();
                 Ok(None)
             }
         }

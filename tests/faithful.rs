@@ -526,17 +526,3 @@ fn without_nightly() -> Result<(), Failed> {
     }
     Ok(())
 }
-
-/// Like `copy_fixture`, under another name (its own build directory).
-fn copy_fixture_as(name: &str, as_name: &str) -> PathBuf {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
-    let root = tmp_root().join("fixtures").join(as_name);
-    sync_tree(&source, &root);
-    let artifacts = root.join("fuzz").join("artifacts");
-    if artifacts.exists() {
-        std::fs::remove_dir_all(&artifacts).unwrap();
-    }
-    root
-}

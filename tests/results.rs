@@ -19,17 +19,7 @@ use std::time::{Duration, Instant};
 /// This file's copy of the fixture and its driver directory.
 fn root() -> &'static Path {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
-    ROOT.get_or_init(|| {
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/buggy");
-        let root = tmp_root().join("fixtures").join("buggy-results");
-        sync_tree(&source, &root);
-        let artifacts = root.join("fuzz/artifacts");
-        if artifacts.exists() {
-            std::fs::remove_dir_all(&artifacts).unwrap();
-        }
-        std::fs::create_dir_all(&artifacts).unwrap();
-        root
-    })
+    ROOT.get_or_init(|| copy_fixture_as("buggy", "buggy-results"))
 }
 
 fn driver_dir() -> String {
@@ -64,8 +54,8 @@ fn artifact(target: &str, name: &[u8], bytes: &[u8]) -> PathBuf {
     path
 }
 
-/// The signature `file` crashes `target` with, run alone (`--classify`).
-fn crash_of(file: &Path, target: &str) -> Option<(String, Option<String>)> {
+/// `file` run alone (`--classify`): its `classified` message.
+fn classified(file: &Path, target: &str) -> Value {
     let run = tool(&[
         OsStr::new("--classify"),
         OsStr::new("--message-format"),
@@ -75,7 +65,12 @@ fn crash_of(file: &Path, target: &str) -> Option<(String, Option<String>)> {
         file.as_os_str(),
     ]);
     run.assert_code(0);
-    identity(&run.message("classified"))
+    run.message("classified")
+}
+
+/// The (kind, location) `file` crashes `target` with, run alone.
+fn crash_of(file: &Path, target: &str) -> Option<(String, Option<String>)> {
+    identity(&classified(file, target))
 }
 
 fn unwrap_bug() -> (String, Option<String>) {
@@ -563,16 +558,7 @@ mod invariant {
     }
 
     fn signature_of(file: &Path, target: &str) -> Value {
-        let run = tool(&[
-            OsStr::new("--classify"),
-            OsStr::new("--message-format"),
-            OsStr::new("json"),
-            OsStr::new("--fuzz-target"),
-            OsStr::new(target),
-            file.as_os_str(),
-        ]);
-        run.assert_code(0);
-        run.message("classified")["signature"].clone()
+        classified(file, target)["signature"].clone()
     }
 
     proptest! {

@@ -333,23 +333,16 @@ fn read_all(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Str
 /// unless they name a sanitizer themselves; `tests/faithful.rs` tests the
 /// default, `cargo fuzz build`'s own build.
 pub fn command<S: AsRef<OsStr>>(args: &[S], cwd: &Path) -> Command {
-    let mut cmd = Command::new(BIN);
     let names_sanitizer = args.iter().any(|a| {
         let a = a.as_ref().to_string_lossy();
         a == "-s" || a == "--sanitizer" || a.starts_with("--sanitizer=")
     });
+    let mut all: Vec<&OsStr> = Vec::new();
     if !names_sanitizer {
-        cmd.args(["-s", "none"]);
+        all.extend([OsStr::new("-s"), OsStr::new("none")]);
     }
-    cmd.args(args)
-        .current_dir(cwd)
-        .env_remove("RUST_BACKTRACE")
-        .env_remove("RUST_LIB_BACKTRACE")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    cmd
+    all.extend(args.iter().map(AsRef::as_ref));
+    command_as_is(&all, cwd)
 }
 
 /// A `Command` for the binary with exactly `args`: the default build
@@ -371,10 +364,15 @@ pub fn command_as_is<S: AsRef<OsStr>>(args: &[S], cwd: &Path) -> Command {
 /// refreshed (only changed files rewritten, so builds there stay warm) and
 /// with an empty `fuzz/artifacts/`. Call once per test process.
 pub fn copy_fixture(name: &str) -> PathBuf {
+    copy_fixture_as(name, name)
+}
+
+/// Like [`copy_fixture`], at `fixtures/<as_name>` (a build directory of its own).
+pub fn copy_fixture_as(name: &str, as_name: &str) -> PathBuf {
     let source = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name);
-    let root = tmp_root().join("fixtures").join(name);
+    let root = tmp_root().join("fixtures").join(as_name);
     sync_tree(&source, &root);
     let artifacts = root.join("fuzz").join("artifacts");
     if artifacts.exists() {
