@@ -360,6 +360,15 @@ pub fn build_planned(
     kind: &BuildKind,
 ) -> Result<Driver> {
     project.target(target)?;
+    // Builds of one build directory take turns (other threads, other runs):
+    // cargo locks its own build, but not the files written around it (the
+    // generated package, the shim, the driver linked out of cargo's way).
+    let root = build_root(project, opts);
+    std::fs::create_dir_all(&root).map_err(|source| Error::Write {
+        path: root.clone(),
+        source,
+    })?;
+    let _lock = crate::output::lock_exclusive(&root.join(".build.lock"), || {})?;
     match kind {
         BuildKind::CargoFuzz {
             sanitizer,

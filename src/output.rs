@@ -76,30 +76,42 @@ impl OutputLock {
             .digest()
             .to_string();
         let path = dir.join(format!("{key}.lock"));
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(werr(&path))?;
-        let fd = file.as_raw_fd();
-        if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            waiting();
-            loop {
-                if unsafe { libc::flock(fd, libc::LOCK_EX) } == 0 {
-                    break;
-                }
-                let err = std::io::Error::last_os_error();
-                if err.kind() != std::io::ErrorKind::Interrupted {
-                    return Err(werr(&path)(err));
-                }
-                if crate::interrupt::requested() {
-                    return Err(Error::Interrupted);
-                }
-            }
-        }
+        let file = lock_exclusive(&path, waiting)?;
         Ok(OutputLock { _file: file })
     }
+}
+
+/// Opens (creating it if needed) the lock file `path` and takes an exclusive
+/// `flock` on it, calling `waiting` once first if someone else holds it. The
+/// lock lasts as long as the returned file is open.
+pub(crate) fn lock_exclusive(path: &Path, waiting: impl FnOnce()) -> Result<File> {
+    let werr = |source| Error::Write {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(werr)?;
+    let fd = file.as_raw_fd();
+    if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        waiting();
+        loop {
+            if unsafe { libc::flock(fd, libc::LOCK_EX) } == 0 {
+                break;
+            }
+            let err = std::io::Error::last_os_error();
+            if err.kind() != std::io::ErrorKind::Interrupted {
+                return Err(werr(err));
+            }
+            if crate::interrupt::requested() {
+                return Err(Error::Interrupted);
+            }
+        }
+    }
+    Ok(file)
 }
 
 /// Refuses an output path that names the original artifact.
