@@ -227,8 +227,8 @@ fn big_inputs(project: &FuzzProject) {
         max_time: Some(Duration::from_secs(seconds)),
     };
     let t = Instant::now();
-    let oracle = CrashOracle::new(&mut exec, signature, MatchMode::Location, &artifact)
-        .with_budget(budget);
+    let oracle =
+        CrashOracle::new(&mut exec, signature, MatchMode::Location, &artifact).with_budget(budget);
     let mut cached = Cached::new(oracle);
     cached.remember(&artifact, true);
     let result = Strategy::Default.run(&artifact, &mut cached);
