@@ -33,6 +33,12 @@ pub trait Oracle<E> {
         false
     }
 
+    /// How many candidates this oracle has actually run so far, if it counts
+    /// them (a cache in front does: its misses); `None` when it cannot tell.
+    fn executed(&self) -> Option<u64> {
+        None
+    }
+
     /// Where the draws of a choice sequence begin and end, if the oracle can
     /// tell (a typed fuzz target's driver probes its own decoder); `None`
     /// when it cannot. Reducers use it only to aim their candidates: every

@@ -4,10 +4,17 @@
 //! * [`ddmin()`] — Zeller & Hildebrandt's ddmin, 1-minimal results;
 //! * [`delete_chunks`] — fast adaptive chunk deletion for the coarse work;
 //! * [`delete_windows`] — short runs at every offset (multi-byte units);
+//! * [`truncate()`] — the shortest interesting prefix, in `O(log n)` tests;
+//! * [`reduce_nesting`] — balanced pairs and indentation blocks: delete,
+//!   hollow, unwrap, hoist (deep nesting without a grammar);
+//! * [`reduce_numbers`] — decimal and hex literals lowered together with the
+//!   bytes they count (length prefixes);
+//! * [`reduce_fields`] — binary words lowered and zeroed (offsets, counts);
 //! * [`simplify()`] — afl-tmin-style value simplification at constant length;
+//! * [`reduce_randomly`] — a seeded, budgeted random last stage;
 //! * [`seeds`] — the seed projects' reducers, transcribed call-for-call so
 //!   the reference results reproduce;
-//! * [`reduce`] / [`reduce_bytes`] — the default pipeline combining them;
+//! * [`reduce`] / [`reduce_with`] — the default pipeline combining them;
 //! * [`Strategy`] — the choice offered on the command line.
 //!
 //! Every reducer assumes its input is interesting, never returns anything
@@ -19,51 +26,228 @@ mod batch;
 pub mod choices;
 pub mod chunks;
 pub mod ddmin;
+pub mod fields;
 pub mod generator;
+pub mod nesting;
+pub mod numbers;
+pub mod random;
 pub mod seeds;
 pub mod simplify;
 #[cfg(test)]
 mod testing;
+pub mod truncate;
 
 use std::fmt;
 use std::str::FromStr;
 
-use crate::oracle::Oracle;
+use crate::oracle::{Oracle, Span};
 
 pub use choices::{probe_spans, shrink_choices, ChoiceElement};
 pub use chunks::{delete_chunks, delete_windows};
 pub use ddmin::ddmin;
+pub use fields::reduce_fields;
 pub use generator::{shrink_generated, GeneratorOracle};
+pub use nesting::reduce_nesting;
+pub use numbers::reduce_numbers;
+pub use random::reduce_randomly;
 pub use seeds::{fuzzingbook_dd, seed_ddmin, seed_ddrmin};
 pub use simplify::{simplify, Canonical};
+pub use truncate::truncate;
 
-/// The default pipeline: chunk deletion to a fixpoint, deletion of short
-/// unaligned windows ([`delete_windows`]), then [`ddmin()`] (for the
-/// 1-minimality guarantee), then [`simplify()`]; repeated while
-/// simplification changes anything.
+/// Tests the random last stage runs per fixpoint by default.
+pub const DEFAULT_RANDOM_TESTS: u64 = 1000;
+
+/// Settings of the default pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pipeline {
+    /// Seed of the random last stage (`--seed`).
+    pub seed: u64,
+    /// Tests the random stage may run each time the deterministic passes
+    /// reach a fixpoint (`--random-tests`; 0: no random stage).
+    pub random_tests: u64,
+}
+
+impl Default for Pipeline {
+    fn default() -> Self {
+        Pipeline {
+            seed: 0,
+            random_tests: DEFAULT_RANDOM_TESTS,
+        }
+    }
+}
+
+/// What one pass of the pipeline did, summed over its runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PassStats {
+    pub name: &'static str,
+    /// Candidates it ran (cache hits not counted when the oracle can tell).
+    pub tests: u64,
+    /// Bytes it removed.
+    pub removed: u64,
+    /// Runs of it that changed the input.
+    pub improved: u64,
+}
+
+/// Per-pass counts of a [`reduce_with`] run, in pipeline order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PassLog {
+    pub passes: Vec<PassStats>,
+}
+
+impl PassLog {
+    fn record(&mut self, name: &'static str, tests: u64, before: &[u8], after: &[u8]) {
+        let i = match self.passes.iter().position(|p| p.name == name) {
+            Some(i) => i,
+            None => {
+                self.passes.push(PassStats {
+                    name,
+                    tests: 0,
+                    removed: 0,
+                    improved: 0,
+                });
+                self.passes.len() - 1
+            }
+        };
+        let p = &mut self.passes[i];
+        p.tests += tests;
+        p.removed += (before.len() - after.len()) as u64;
+        p.improved += u64::from(before != after);
+    }
+}
+
+/// Counts what passes through to an oracle, for [`PassLog`].
+struct Counting<'a, O: ?Sized> {
+    inner: &'a mut O,
+    calls: u64,
+}
+
+impl<O: Oracle<u8> + ?Sized> Counting<'_, O> {
+    /// Tests run so far: executions if the oracle counts them, else calls.
+    fn tests(&self) -> u64 {
+        self.inner.executed().unwrap_or(self.calls)
+    }
+}
+
+impl<O: Oracle<u8> + ?Sized> Oracle<u8> for Counting<'_, O> {
+    fn test(&mut self, candidate: &[u8]) -> bool {
+        self.calls += 1;
+        self.inner.test(candidate)
+    }
+
+    fn first_interesting(&mut self, candidates: &[Vec<u8>]) -> Option<usize> {
+        let found = self.inner.first_interesting(candidates);
+        self.calls += found.map_or(candidates.len(), |k| k + 1) as u64;
+        found
+    }
+
+    fn exhausted(&self) -> bool {
+        self.inner.exhausted()
+    }
+
+    fn executed(&self) -> Option<u64> {
+        self.inner.executed()
+    }
+
+    fn spans(&mut self, candidate: &[u8]) -> Option<Vec<Span>> {
+        self.inner.spans(candidate)
+    }
+
+    fn render(&mut self, candidate: &[u8]) -> Option<String> {
+        self.inner.render(candidate)
+    }
+}
+
+/// The default pipeline with default settings ([`reduce_with`]).
+pub fn reduce<O>(input: &[u8], oracle: &mut O) -> Vec<u8>
+where
+    O: Oracle<u8> + ?Sized,
+{
+    reduce_with(input, oracle, &Pipeline::default(), &mut PassLog::default())
+}
+
+/// The default pipeline. Each round runs, in order:
+///
+/// 1. [`truncate()`] and [`delete_chunks`]: the coarse work, cheap on big
+///    inputs;
+/// 2. [`reduce_nesting`], [`reduce_numbers`] and (on binary-looking inputs)
+///    [`reduce_fields`]: what deletion cannot do;
+/// 3. [`delete_windows`] and [`ddmin()`] (the 1-minimality guarantee);
+/// 4. [`simplify()`].
+///
+/// Rounds repeat while step 2 or 4 changes anything. At the fixpoint, the
+/// random stage ([`reduce_randomly`]) gets `pipeline.random_tests` tests;
+/// if it finds something, the rounds start again.
 ///
 /// The result is interesting (or the input itself), never longer than the
 /// input, 1-minimal, and a fixpoint of [`simplify()`] — unless the oracle
 /// became exhausted, in which case the best result so far is returned.
-pub fn reduce<E, O>(input: &[E], oracle: &mut O) -> Vec<E>
+pub fn reduce_with<O>(
+    input: &[u8],
+    oracle: &mut O,
+    pipeline: &Pipeline,
+    log: &mut PassLog,
+) -> Vec<u8>
 where
-    E: Canonical,
-    O: Oracle<E> + ?Sized,
+    O: Oracle<u8> + ?Sized,
 {
+    let mut oracle = Counting {
+        inner: oracle,
+        calls: 0,
+    };
     let mut current = input.to_vec();
+    let mut seed = pipeline.seed;
     loop {
-        current = delete_chunks(&current, oracle);
-        current = delete_windows(&current, oracle);
-        current = ddmin(&current, oracle);
-        let simplified = simplify(&current, oracle);
-        // Simplification only accepts shortlex-smaller candidates, so this
-        // loop terminates.
-        let unchanged = simplified == current;
-        current = simplified;
-        if unchanged || oracle.exhausted() {
+        let mut structural = false;
+        macro_rules! pass {
+            ($name:literal, $f:expr) => {{
+                if oracle.exhausted() {
+                    return current;
+                }
+                let tests = oracle.tests();
+                let next: Vec<u8> = $f(&current, &mut oracle);
+                log.record($name, oracle.tests() - tests, &current, &next);
+                let changed = next != current;
+                current = next;
+                changed
+            }};
+        }
+        pass!("truncate", truncate);
+        pass!("chunks", delete_chunks);
+        structural |= pass!("nesting", reduce_nesting);
+        structural |= pass!("numbers", reduce_numbers);
+        if looks_binary(&current) {
+            structural |= pass!("fields", reduce_fields);
+        }
+        pass!("windows", delete_windows);
+        pass!("ddmin", ddmin);
+        structural |= pass!("simplify", simplify);
+        if structural {
+            continue;
+        }
+        if pipeline.random_tests == 0 || current.is_empty() {
             return current;
         }
+        let changed = pass!("random", |c: &[u8], o: &mut Counting<'_, O>| {
+            reduce_randomly(c, o, seed, pipeline.random_tests).0
+        });
+        if !changed || oracle.exhausted() {
+            return current;
+        }
+        // The next fixpoint's random stage draws other candidates.
+        seed = seed.wrapping_add(1);
     }
+}
+
+/// More than one byte in eight outside printable ASCII and whitespace: the
+/// binary-field pass is worth its tests.
+fn looks_binary(input: &[u8]) -> bool {
+    let odd = input
+        .iter()
+        .filter(|&&b| {
+            !(b.is_ascii_graphic() || b == b' ' || b == b'\n' || b == b'\r' || b == b'\t')
+        })
+        .count();
+    odd * 8 > input.len()
 }
 
 /// [`reduce`] for byte strings, the element type of fuzz artifacts.
@@ -77,7 +261,8 @@ where
 /// A reduction algorithm selectable by name (`--strategy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Strategy {
-    /// [`reduce`]: chunks, ddmin and simplification to a fixpoint.
+    /// [`reduce`]: truncation, chunks, nesting, numbers, binary fields,
+    /// ddmin and simplification to a fixpoint, then a random stage.
     #[default]
     Default,
     /// [`ddmin()`] alone.
@@ -121,19 +306,33 @@ impl Strategy {
     }
 
     /// Runs the strategy on `input`, which is assumed interesting.
-    pub fn run<E, O>(&self, input: &[E], oracle: &mut O) -> Vec<E>
+    pub fn run<O>(&self, input: &[u8], oracle: &mut O) -> Vec<u8>
     where
-        E: Canonical + ChoiceElement,
-        O: Oracle<E> + ?Sized,
+        O: Oracle<u8> + ?Sized,
+    {
+        self.run_with(input, oracle, &Pipeline::default(), &mut PassLog::default())
+    }
+
+    /// [`Strategy::run`] with the pipeline's settings; the default pipeline
+    /// records what each pass did in `log`.
+    pub fn run_with<O>(
+        &self,
+        input: &[u8],
+        oracle: &mut O,
+        pipeline: &Pipeline,
+        log: &mut PassLog,
+    ) -> Vec<u8>
+    where
+        O: Oracle<u8> + ?Sized,
     {
         match self {
-            Strategy::Default => reduce(input, oracle),
+            Strategy::Default => reduce_with(input, oracle, pipeline, log),
             Strategy::Ddmin => ddmin(input, oracle),
             Strategy::Chunks => delete_chunks(input, oracle),
             Strategy::SeedDdmin => seed_ddmin(input, oracle),
             Strategy::SeedDdrmin => seed_ddrmin(input, oracle),
             Strategy::FuzzingBookDd => fuzzingbook_dd(input, oracle),
-            Strategy::Choices => E::shrink_choices(input, oracle),
+            Strategy::Choices => u8::shrink_choices(input, oracle),
         }
     }
 }

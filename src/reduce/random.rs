@@ -1,0 +1,157 @@
+//! A randomized last stage, in the spirit of libFuzzer's `-minimize_crash`.
+//!
+//! When every deterministic pass is at a fixpoint, some inputs still
+//! shrink under a combination of edits no pass tries: an erase here and a
+//! changed byte there, a part copied over another. This stage draws such
+//! combinations (one to three of libFuzzer's erase, insert, change, flip
+//! and copy mutations), keeps only candidates shortlex-smaller than the
+//! current input (the size bound), and accepts the first that is still
+//! interesting, for a fixed number of tests. The draws come from a seeded
+//! generator, so a run is reproducible (`--seed`); candidates go to the
+//! oracle in batches whose answer is the sequential one, so the result
+//! does not depend on how they are evaluated.
+
+use crate::crash_oracle::shortlex_less;
+use crate::oracle::Oracle;
+
+/// Candidates drawn per round trip.
+const BATCH: usize = 64;
+
+/// The seeded generator (SplitMix64: small, fast, good enough here).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// One of libFuzzer's mutations, applied in place.
+fn mutate(rng: &mut Rng, data: &mut Vec<u8>) {
+    let len = data.len();
+    match rng.below(6) {
+        // Erase a run (libFuzzer's EraseBytes), short runs more likely.
+        0 | 1 if len > 0 => {
+            let longest = len.min(1 << rng.below(8));
+            let n = 1 + rng.below(longest);
+            let at = rng.below(len - n + 1);
+            data.drain(at..at + n);
+        }
+        // Insert a byte.
+        2 => {
+            let at = rng.below(len + 1);
+            data.insert(at, rng.next() as u8);
+        }
+        // Change a byte, to a random value or a smaller one.
+        3 if len > 0 => {
+            let at = rng.below(len);
+            data[at] = match rng.below(2) {
+                0 => rng.next() as u8,
+                _ => data[at].saturating_sub(1 + rng.below(16) as u8),
+            };
+        }
+        // Flip a bit.
+        4 if len > 0 => {
+            let at = rng.below(len);
+            data[at] ^= 1 << rng.below(8);
+        }
+        // Copy a part over another place (CopyPart's overwrite form).
+        _ if len > 1 => {
+            let n = 1 + rng.below(len / 2);
+            let from = rng.below(len - n + 1);
+            let to = rng.below(len - n + 1);
+            let part = data[from..from + n].to_vec();
+            data[to..to + n].copy_from_slice(&part);
+        }
+        _ => {}
+    }
+}
+
+/// Runs `tests` random candidates against `input` (assumed interesting,
+/// never tested), moving to each interesting one. Returns the result and
+/// how many candidates were tested.
+///
+/// The result is interesting (or the input itself) and shortlex-smaller
+/// than or equal to the input.
+pub fn reduce_randomly<O>(input: &[u8], oracle: &mut O, seed: u64, tests: u64) -> (Vec<u8>, u64)
+where
+    O: Oracle<u8> + ?Sized,
+{
+    let mut rng = Rng(seed);
+    let mut current = input.to_vec();
+    let mut used = 0u64;
+    let mut draws = 0u64;
+    while used < tests && !oracle.exhausted() && !current.is_empty() {
+        let mut batch = Vec::with_capacity(BATCH);
+        // Bounded so that an input with no smaller mutant ends the stage.
+        while batch.len() < BATCH.min((tests - used) as usize) && draws < 64 * tests {
+            draws += 1;
+            let mut c = current.clone();
+            for _ in 0..1 + rng.below(3) {
+                mutate(&mut rng, &mut c);
+            }
+            if shortlex_less(&c, &current) && !batch.contains(&c) {
+                batch.push(c);
+            }
+        }
+        if batch.is_empty() {
+            break;
+        }
+        match oracle.first_interesting(&batch) {
+            Some(k) => {
+                used += k as u64 + 1;
+                current = batch.swap_remove(k);
+            }
+            None => used += batch.len() as u64,
+        }
+    }
+    (current, used)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{arb_case, shortlex_le, Recorder};
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn same_seed_same_result_and_the_budget_holds() {
+        let input = b"the quick brown fox jumps over the lazy dog";
+        let pred = |c: &[u8]| c.iter().filter(|&&b| b == b'o').count() >= 2;
+        let mut a = Recorder::new(|c: &[u8]| pred(c));
+        let mut b = Recorder::new(|c: &[u8]| pred(c));
+        let (ra, na) = reduce_randomly(input, &mut a, 7, 500);
+        let (rb, nb) = reduce_randomly(input, &mut b, 7, 500);
+        assert_eq!((&ra, na), (&rb, nb));
+        assert_eq!(a.log, b.log);
+        assert!(na <= 500 && a.log.len() as u64 == na);
+        assert!(
+            pred(&ra) && ra.len() < input.len() / 2,
+            "{:?}",
+            String::from_utf8_lossy(&ra)
+        );
+        let (rc, _) = reduce_randomly(input, &mut |c: &[u8]| pred(c), 8, 500);
+        assert!(pred(&rc));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn result_is_interesting_and_never_larger(case in arb_case(), seed in any::<u64>()) {
+            let holds = |c: &[u8]| case.holds(c);
+            let (result, _) = reduce_randomly(&case.input, &mut { holds }, seed, 200);
+            prop_assert!(holds(&result));
+            prop_assert!(shortlex_le(&result, &case.input));
+        }
+    }
+}
