@@ -1051,7 +1051,9 @@ impl FrameReader {
             _ => return Err(ReadError::Closed),
         }
         let count = self.read_u32(deadline)? as usize;
-        let mut spans = Vec::with_capacity(count);
+        // The count is the driver's word, not a promise: a garbled one must
+        // not reserve gigabytes before the spans fail to arrive.
+        let mut spans = Vec::with_capacity(count.min(1 << 12));
         for _ in 0..count {
             let start = self.read_u32(deadline)? as usize;
             let end = self.read_u32(deadline)? as usize;
@@ -1107,5 +1109,8 @@ mod tests {
         let mut huge = vec![0b10u8, b'd'];
         huge.extend_from_slice(&u32::MAX.to_le_bytes());
         assert_eq!(fuzz_decode(&huge), 0);
+        // fuzz/protocol's first find: a span count of 0x60a40400 reserved
+        // 38 GB up front ("memory allocation ... failed", abort).
+        assert_eq!(fuzz_decode(&[0xc9, b's', 0x00, 0x04, 0xa4, 0x60]), 0);
     }
 }
