@@ -54,7 +54,7 @@ pub struct Cli {
     #[arg(long)]
     pub each: bool,
 
-    /// With directories, several artifacts or --all: drivers at work at the same time, rerunning and reducing (default: available parallelism).
+    /// Drivers at work at the same time. With directories, several artifacts or --all: artifacts rerun and reduced in parallel (default: available parallelism). With one artifact: N drivers test its candidates speculatively, same result as one driver (default: 1).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
 
@@ -332,6 +332,11 @@ impl Cli {
                 },
             },
             fork_server: !self.no_fork_server,
+            // Directory mode reduces several artifacts in parallel instead.
+            drivers: match self.campaign() {
+                Some(_) => 1,
+                None => self.jobs.unwrap_or(1),
+            },
         })
     }
 }
@@ -368,6 +373,13 @@ mod tests {
         assert!(Cli::try_parse_from(["x", "--all", &dir]).is_err());
         let zero = Cli::parse_from(["x", "-j", "0", &dir]);
         assert!(zero.options(PathBuf::from("/")).is_err());
+        // One artifact: one driver unless -j says otherwise; directories
+        // spread artifacts over the jobs instead.
+        let opts = |args: &[&str]| Cli::parse_from(args).options(PathBuf::from("/")).unwrap();
+        assert_eq!(opts(&["x", &file]).drivers, 1);
+        assert_eq!(opts(&["x", "-j", "2", &file]).drivers, 2);
+        assert_eq!(opts(&["x", "-j", "2", &dir]).drivers, 1);
+        assert_eq!(opts(&["x", "-j", "2", &file, &file]).drivers, 1);
     }
 
     #[test]

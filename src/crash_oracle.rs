@@ -10,6 +10,12 @@
 //! one that still crashes when rerun in a fresh process. After Ctrl-C (or
 //! when a budget runs out) the oracle is *exhausted* and answers `false`
 //! without running anything.
+//!
+//! With extra drivers ([`CrashOracle::with_helpers`], `-j N` for one
+//! artifact) a list of candidates is evaluated speculatively: the drivers
+//! take contiguous chunks of it in order and run them at the same time, and
+//! the answer is still the sequential one, the first interesting candidate
+//! in order ([`CrashOracle::first_interesting`]).
 
 use crate::error::Error;
 use crate::exec::{ExecError, Executor};
@@ -17,6 +23,7 @@ use crate::interrupt;
 use crate::oracle::{Oracle, Span};
 use crate::outcome::{MatchMode, Outcome, Signature};
 use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// How many earlier bests are kept, to fall back on when the best does not
@@ -25,6 +32,11 @@ const HISTORY: usize = 16;
 
 /// Most candidates sent to the driver in one round trip.
 const MAX_BATCH: usize = 512;
+
+/// With several drivers, each takes chunks of about this much of the
+/// target's time (at least one candidate): a driver still running a chunk
+/// past the answer holds the others up by at most about this long.
+const CHUNK_TIME: Duration = Duration::from_millis(1);
 
 /// Snapshot passed to the progress callback.
 #[derive(Debug, Clone, Copy)]
@@ -58,6 +70,13 @@ pub struct CrashOracle<'a> {
     last_progress: Instant,
     /// The last structure probe: reducers ask about the same input repeatedly.
     last_spans: Option<(Vec<u8>, Option<Vec<Span>>)>,
+    /// Extra drivers sharing candidate lists with `exec` (none: `exec` alone).
+    helpers: Vec<Executor>,
+    /// How long one candidate takes, as the drivers measured it (sizes the
+    /// chunks handed out when several drivers share a list).
+    per_candidate: Option<Duration>,
+    /// Candidates run past the first interesting one and discarded.
+    discarded: u64,
 }
 
 /// Why the oracle stopped answering.
@@ -91,7 +110,43 @@ impl<'a> CrashOracle<'a> {
             on_progress: None,
             last_progress: Instant::now(),
             last_spans: None,
+            helpers: Vec::new(),
+            per_candidate: None,
+            discarded: 0,
         }
+    }
+
+    /// Extra drivers (started like `exec`, same binary and limits) that
+    /// evaluate candidate lists alongside it. Single tests, structure probes
+    /// and renderings stay on `exec`.
+    pub fn with_helpers(mut self, helpers: Vec<Executor>) -> Self {
+        self.helpers = helpers;
+        self
+    }
+
+    /// How many drivers run candidates: `exec` and its helpers.
+    pub fn drivers(&self) -> usize {
+        1 + self.helpers.len()
+    }
+
+    /// The helpers' counters, summed (`exec`'s are its own).
+    pub fn helper_stats(&self) -> crate::exec::ExecStats {
+        let mut sum = crate::exec::ExecStats::default();
+        for h in &self.helpers {
+            let s = h.stats();
+            sum.executions += s.executions;
+            sum.value_cache_hits += s.value_cache_hits;
+            sum.restarts += s.restarts;
+            sum.spawns += s.spawns;
+        }
+        sum
+    }
+
+    /// Candidates that ran after the first interesting one of their list
+    /// (on another driver, at the same time) and were discarded; they are
+    /// part of [`CrashOracle::executed`].
+    pub fn discarded(&self) -> u64 {
+        self.discarded
     }
 
     pub fn with_budget(mut self, budget: Budget) -> Self {
@@ -162,17 +217,23 @@ impl<'a> CrashOracle<'a> {
         self.stop = Some(StopReason::Error);
     }
 
-    /// Judges one executed candidate; records a new best.
-    fn judge(&mut self, candidate: &[u8], outcome: &Outcome) -> bool {
+    /// Counts one executed candidate (and a crash with another signature);
+    /// says whether it is interesting.
+    fn count(&mut self, outcome: &Outcome) -> bool {
         self.executed += 1;
-        let interesting = match outcome {
+        match outcome {
             Outcome::Crash(sig) if self.mode.matches(&self.expected, sig) => true,
             Outcome::Crash(sig) => {
                 *self.other_signatures.entry(sig.clone()).or_default() += 1;
                 false
             }
             _ => false,
-        };
+        }
+    }
+
+    /// Judges one executed candidate; records a new best.
+    fn judge(&mut self, candidate: &[u8], outcome: &Outcome) -> bool {
+        let interesting = self.count(outcome);
         if interesting && shortlex_less(candidate, &self.best) {
             let old = std::mem::replace(&mut self.best, candidate.to_vec());
             if self.history.len() == HISTORY {
@@ -201,26 +262,9 @@ impl<'a> CrashOracle<'a> {
     }
 }
 
-/// Shorter, or as long and lexicographically smaller.
-pub fn shortlex_less(a: &[u8], b: &[u8]) -> bool {
-    (a.len(), a) < (b.len(), b)
-}
-
-impl Oracle<u8> for CrashOracle<'_> {
-    fn test(&mut self, candidate: &[u8]) -> bool {
-        if self.check_stop() {
-            return false;
-        }
-        match self.exec.run(candidate) {
-            Ok(run) => self.judge(candidate, &run.outcome),
-            Err(e) => {
-                self.fail(e);
-                false
-            }
-        }
-    }
-
-    fn first_interesting(&mut self, candidates: &[Vec<u8>]) -> Option<usize> {
+impl CrashOracle<'_> {
+    /// [`Oracle::first_interesting`] on `exec` alone.
+    fn first_interesting_alone(&mut self, candidates: &[Vec<u8>]) -> Option<usize> {
         // The driver stops a batch at its first crash, and only crashes can be
         // interesting, so batching runs exactly what the sequential loop would.
         let mut start = 0;
@@ -245,6 +289,264 @@ impl Oracle<u8> for CrashOracle<'_> {
             start += runs.len().max(1);
         }
         None
+    }
+
+    /// [`Oracle::first_interesting`] on every driver at once. The drivers
+    /// take contiguous chunks of the list in order ([`Spread`]); the answer
+    /// is the first interesting candidate of the first chunk that found
+    /// one, all chunks before it having found none. Only those candidates
+    /// count as the reduction's path (bests, history); what other drivers
+    /// ran past the answer is counted as executed and discarded. A round
+    /// that ended before the answer was settled (a chunk cut short) goes on
+    /// from the first candidate not evaluated.
+    fn first_interesting_spread(&mut self, candidates: &[Vec<u8>]) -> Option<usize> {
+        let mut from = 0;
+        while from < candidates.len() {
+            if self.check_stop() {
+                return None;
+            }
+            let rest = &candidates[from..];
+            let spread = Spread {
+                candidates: rest,
+                expected: self.expected.clone(),
+                mode: self.mode,
+                workers: (1 + self.helpers.len()).min(rest.len()),
+                tests_left: self
+                    .budget
+                    .max_tests
+                    .map(|m| m.saturating_sub(self.executed)),
+                deadline: self.budget.max_time.map(|t| self.started + t),
+                state: Mutex::new(SpreadState {
+                    next: 0,
+                    limit: rest.len(),
+                    ran: 0,
+                    per_candidate: self.per_candidate,
+                    stop: false,
+                    chunks: Vec::new(),
+                }),
+            };
+            let main = &mut *self.exec;
+            let helpers = &mut self.helpers[..spread.workers - 1];
+            std::thread::scope(|scope| {
+                for helper in helpers.iter_mut() {
+                    let spread = &spread;
+                    scope.spawn(move || spread.work(helper));
+                }
+                spread.work(main);
+            });
+            let state = spread
+                .state
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner);
+            self.per_candidate = state.per_candidate;
+            let mut chunks = state.chunks;
+            chunks.sort_by_key(|c| c.start);
+            // Evaluated in order from `rest[0]` up to `settled_at`.
+            let mut on_path = true;
+            let mut answer = None;
+            let mut evaluated = 0;
+            for chunk in chunks {
+                for (k, outcome) in chunk.outcomes.iter().enumerate() {
+                    let i = chunk.start + k;
+                    if on_path {
+                        if self.judge(&rest[i], outcome) {
+                            answer = Some(i);
+                        }
+                    } else {
+                        self.count(outcome);
+                        self.discarded += 1;
+                    }
+                }
+                if on_path {
+                    evaluated = chunk.start + chunk.outcomes.len();
+                    if chunk.found || evaluated < chunk.end {
+                        on_path = false;
+                    }
+                }
+                if let Some(e) = chunk.error {
+                    if self.error.is_none() {
+                        self.fail(e);
+                    }
+                }
+            }
+            self.report_progress();
+            if let Some(i) = answer {
+                return Some(from + i);
+            }
+            if evaluated == 0 && !self.check_stop() {
+                // A driver answered nothing (it never does): go on alone.
+                return self.first_interesting_alone(rest).map(|i| from + i);
+            }
+            from += evaluated;
+        }
+        None
+    }
+}
+
+/// One list of candidates shared by several drivers.
+struct Spread<'c> {
+    candidates: &'c [Vec<u8>],
+    expected: Signature,
+    mode: MatchMode,
+    /// How many drivers share it.
+    workers: usize,
+    /// What is left of `--max-tests` and when `--max-time` ends.
+    tests_left: Option<u64>,
+    deadline: Option<Instant>,
+    state: Mutex<SpreadState>,
+}
+
+struct SpreadState {
+    /// The first candidate not handed out yet.
+    next: usize,
+    /// The first interesting candidate found so far (or the list's length):
+    /// no chunk starting after it is handed out.
+    limit: usize,
+    /// Candidates run so far.
+    ran: u64,
+    per_candidate: Option<Duration>,
+    /// Interrupted, out of budget or a driver failed: hand out nothing more.
+    stop: bool,
+    /// Finished chunks, in the order they finished.
+    chunks: Vec<Chunk>,
+}
+
+/// What one driver did with `candidates[start..end]`: ran them in order
+/// until the first interesting one (`found`), or all of them, or fewer
+/// (cut short: past the answer, or `error`).
+struct Chunk {
+    start: usize,
+    end: usize,
+    outcomes: Vec<Outcome>,
+    found: bool,
+    error: Option<ExecError>,
+}
+
+impl Spread<'_> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SpreadState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// One driver's loop: take the next chunk, run it, report it.
+    fn work(&self, exec: &mut Executor) {
+        while let Some((start, end)) = self.take() {
+            let began = Instant::now();
+            let mut chunk = Chunk {
+                start,
+                end,
+                outcomes: Vec::with_capacity(end - start),
+                found: false,
+                error: None,
+            };
+            // A crash that is not interesting ends the driver's batch: send
+            // the rest again, unless an earlier candidate already answered.
+            while !chunk.found && start + chunk.outcomes.len() < end {
+                let from = start + chunk.outcomes.len();
+                if from > start && from > self.lock().limit {
+                    break;
+                }
+                let batch: Vec<&[u8]> = self.candidates[from..end]
+                    .iter()
+                    .map(Vec::as_slice)
+                    .collect();
+                match exec.run_batch(&batch) {
+                    Ok(runs) if !runs.is_empty() => {
+                        for run in runs {
+                            chunk.found = matches!(&run.outcome,
+                                Outcome::Crash(sig) if self.mode.matches(&self.expected, sig));
+                            chunk.outcomes.push(run.outcome);
+                            if chunk.found {
+                                break;
+                            }
+                        }
+                    }
+                    Ok(_) => break,
+                    Err(e) => {
+                        chunk.error = Some(e);
+                        break;
+                    }
+                }
+            }
+            self.finish(chunk, began.elapsed());
+        }
+    }
+
+    /// The next chunk to run, if any: contiguous with the one before, of
+    /// about [`CHUNK_TIME`] of work, never more than an even share of what
+    /// is left.
+    fn take(&self) -> Option<(usize, usize)> {
+        let mut s = self.lock();
+        if s.stop || s.next >= s.limit {
+            return None;
+        }
+        if interrupt::requested()
+            || self.tests_left.is_some_and(|left| s.ran >= left)
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+        {
+            s.stop = true;
+            return None;
+        }
+        let left = self.candidates.len() - s.next;
+        let by_time = match s.per_candidate {
+            Some(t) if !t.is_zero() => (CHUNK_TIME.as_nanos() / t.as_nanos()) as usize,
+            Some(_) => MAX_BATCH,
+            None => 1,
+        };
+        let len = by_time.min(left.div_ceil(self.workers)).clamp(1, MAX_BATCH);
+        let start = s.next;
+        s.next = start + len;
+        Some((start, s.next))
+    }
+
+    fn finish(&self, chunk: Chunk, took: Duration) {
+        let mut s = self.lock();
+        let n = chunk.outcomes.len();
+        s.ran += n as u64;
+        if n > 0 {
+            let each = took / n as u32;
+            s.per_candidate = Some(match s.per_candidate {
+                Some(p) => (p * 3 + each) / 4,
+                None => each,
+            });
+        }
+        if chunk.found {
+            s.limit = s.limit.min(chunk.start + n - 1);
+        }
+        if chunk.error.is_some() {
+            s.stop = true;
+        }
+        s.chunks.push(chunk);
+    }
+}
+
+/// Shorter, or as long and lexicographically smaller.
+pub fn shortlex_less(a: &[u8], b: &[u8]) -> bool {
+    (a.len(), a) < (b.len(), b)
+}
+
+impl Oracle<u8> for CrashOracle<'_> {
+    fn test(&mut self, candidate: &[u8]) -> bool {
+        if self.check_stop() {
+            return false;
+        }
+        match self.exec.run(candidate) {
+            Ok(run) => self.judge(candidate, &run.outcome),
+            Err(e) => {
+                self.fail(e);
+                false
+            }
+        }
+    }
+
+    /// The first interesting candidate, as if each were tested in order.
+    /// With helpers, the drivers evaluate the list speculatively
+    /// ([`CrashOracle::first_interesting_spread`]); the answer is the same.
+    fn first_interesting(&mut self, candidates: &[Vec<u8>]) -> Option<usize> {
+        if self.helpers.is_empty() || candidates.len() < 2 {
+            self.first_interesting_alone(candidates)
+        } else {
+            self.first_interesting_spread(candidates)
+        }
     }
 
     fn exhausted(&self) -> bool {

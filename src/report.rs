@@ -68,6 +68,11 @@ pub struct Summary {
     /// Tests answered from the value cache (typed targets: the bytes decode
     /// to a value that already ran).
     pub tests_value_cached: u64,
+    /// Of the tests executed, those another driver ran past the first
+    /// success of their list, discarded (`-j N` on one artifact).
+    pub tests_discarded: u64,
+    /// Drivers that ran the reduction's tests (`-j N` on one artifact).
+    pub drivers: usize,
     pub elapsed_secs: f64,
     pub tests_per_sec: f64,
     /// Fresh processes to run inputs after a death (forks of the fork
@@ -267,8 +272,16 @@ impl Reporter {
         self.status(
             "Tests",
             format!(
-                "{} executed, {} cached{}, {}/s, {} driver restarts ({} new processes)",
+                "{} executed{}, {} cached{}, {}/s, {} driver restarts ({} new processes)",
                 s.tests_executed,
+                if s.drivers > 1 {
+                    format!(
+                        " on {} drivers ({} past a success, discarded)",
+                        s.drivers, s.tests_discarded
+                    )
+                } else {
+                    String::new()
+                },
                 s.tests_cached,
                 if s.typed {
                     format!(", {} same value", s.tests_value_cached)

@@ -52,6 +52,11 @@ pub struct Options {
     pub budget: Budget,
     /// Restart after a crash by forking the driver (see [`ExecConfig::fork_server`]).
     pub fork_server: bool,
+    /// Drivers that test one artifact's candidates at the same time (`-j N`
+    /// with a single artifact): the first and `drivers - 1` more, started
+    /// the same way, evaluating candidate lists speculatively with the same
+    /// result as one driver alone ([`CrashOracle::with_helpers`]).
+    pub drivers: usize,
 }
 
 /// Which reducer to run.
@@ -154,6 +159,31 @@ pub fn start_driver(opts: &Options, binary: &Path) -> Result<Executor> {
         malloc_limit_mb: opts.malloc_limit_mb,
         fork_server: opts.fork_server,
     })?)
+}
+
+/// `n` more drivers like `exec` (same binary, limits and time limit),
+/// started at the same time, with the value cache on as for a reduction.
+fn start_helpers(exec: &Executor, n: usize) -> Result<Vec<Executor>> {
+    let config = exec.config().clone();
+    let started: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..n)
+            .map(|_| {
+                let config = config.clone();
+                scope.spawn(move || Executor::new(config))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("starting a driver does not panic"))
+            .collect()
+    });
+    let mut helpers = Vec::with_capacity(n);
+    for exec in started {
+        let mut exec = exec?;
+        exec.set_value_cache(true);
+        helpers.push(exec);
+    }
+    Ok(helpers)
 }
 
 /// Builds the driver for `target` and starts it.
@@ -574,23 +604,30 @@ pub fn reduce_reproduced(
             }
             _ => format!("timeout {:.2}s", timeout.as_secs_f64()),
         };
+        let drivers = if opts.drivers > 1 {
+            format!(", {} drivers", opts.drivers)
+        } else {
+            String::new()
+        };
         r.status(
             "Reducing",
             format!(
-                "{} bytes with `{}` (identity: {}, {limit})",
+                "{} bytes with `{}` (identity: {}, {limit}{drivers})",
                 data.len(),
                 strategy_name,
                 opts.match_mode.name(),
             ),
         );
     }
+    let helpers = start_helpers(exec, opts.drivers.saturating_sub(1))?;
 
     let started = Instant::now();
     let original_len = data.len();
-    let (best, stats, invalid_candidates, others, stop, error) = {
+    let (best, stats, work, invalid_candidates, others, stop, error) = {
         let progress_reporter = std::cell::RefCell::new(reporter.as_deref_mut());
         let oracle = CrashOracle::new(&mut *exec, signature.clone(), opts.match_mode, data)
             .with_budget(opts.budget)
+            .with_helpers(helpers)
             .on_progress(|pr| {
                 if let Some(r) = progress_reporter.borrow_mut().as_deref_mut() {
                     r.progress(original_len, pr.best_len, pr.executed, pr.elapsed)
@@ -624,9 +661,16 @@ pub fn reduce_reproduced(
         let mut candidates = vec![best];
         candidates.push(oracle.best().to_vec());
         candidates.extend(oracle.earlier_bests().map(<[u8]>::to_vec));
+        let work = Work {
+            executed: oracle.executed(),
+            discarded: oracle.discarded(),
+            drivers: oracle.drivers(),
+            helpers: oracle.helper_stats(),
+        };
         (
             candidates,
             stats,
+            work,
             invalid,
             oracle.other_signatures(),
             oracle.stop_reason(),
@@ -637,7 +681,8 @@ pub fn reduce_reproduced(
         return Err(e);
     }
     let elapsed = started.elapsed();
-    let value_cached = exec.stats().value_cache_hits - before.value_cache_hits;
+    let value_cached =
+        exec.stats().value_cache_hits - before.value_cache_hits + work.helpers.value_cache_hits;
     let published = publish(
         exec,
         opts.match_mode,
@@ -714,13 +759,17 @@ pub fn reduce_reproduced(
         invalid_candidates,
         original_len,
         reduced_len: best.len(),
-        tests_executed: stats.executed - value_cached,
+        tests_executed: work.executed - value_cached,
         tests_cached: stats.cache_hits,
         tests_value_cached: value_cached,
+        tests_discarded: work.discarded,
+        drivers: work.drivers,
         elapsed_secs: elapsed.as_secs_f64(),
-        tests_per_sec: stats.executed as f64 / elapsed.as_secs_f64().max(1e-9),
-        driver_restarts: exec_stats.restarts - before.restarts,
-        driver_spawns: exec_stats.spawns - before.spawns,
+        tests_per_sec: work.executed as f64 / elapsed.as_secs_f64().max(1e-9),
+        // A helper's first process is no restart.
+        driver_restarts: exec_stats.restarts - before.restarts + work.helpers.restarts,
+        driver_spawns: exec_stats.spawns - before.spawns
+            + work.helpers.spawns.saturating_sub(work.drivers as u64 - 1),
         other_signatures: others
             .into_iter()
             .map(|(signature, count)| OtherSignature { signature, count })
@@ -734,6 +783,17 @@ pub fn reduce_reproduced(
         written,
         kept_existing,
     })
+}
+
+/// What the drivers did during one reduction.
+struct Work {
+    /// Candidates run (value-cached ones included), on every driver.
+    executed: u64,
+    /// Of those, run past the first interesting one of their list.
+    discarded: u64,
+    drivers: usize,
+    /// The extra drivers' counters.
+    helpers: crate::exec::ExecStats,
 }
 
 /// What [`publish`] did with the output.

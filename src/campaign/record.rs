@@ -373,6 +373,7 @@ mod tests {
             reruns: 3,
             budget: Default::default(),
             fork_server: true,
+            drivers: 1,
         };
         let base = settings_key(&opts);
         assert_eq!(strategy_key(&opts), "auto");
