@@ -184,7 +184,7 @@ pub const NOISE_ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123 ,.-_:\n";
 /// and fuzz targets; noise must contain none of them.
 pub const TRIGGER_PARTS: &[&[u8]] = &[
     b"KEY=", b";", b"REG", b"SUM=", b"ABRT", b"[", b"@", b"BLOB", b"WAIT", b"!", b"FLK", b"%",
-    b"ZAP", b"HDR",
+    b"ZAP", b"HDR", b"SLOW!",
 ];
 
 pub fn contains(hay: &[u8], needle: &[u8]) -> bool {

@@ -1,0 +1,185 @@
+//! `-j N` on one artifact: N drivers test its candidates speculatively and
+//! the result is exactly one driver's.
+//!
+//! * Through the binary: the `slow` fixture target (at least 1 ms per input)
+//!   reduced with `-j 1` and `-j 2` gives the same bytes, by the same path
+//!   (the tests on the reduction's path are the same; `-j 2` only adds the
+//!   ones it ran past a success and discarded).
+//! * Through the oracle: random candidate lists mixing passes, the other
+//!   bug of `two_bugs` (a crash that ends a driver's batch without being
+//!   interesting) and the bug looked for get the same answers, bests and
+//!   counts with one, two and three drivers.
+
+mod common;
+
+use common::*;
+use reduce_crash::crash_oracle::CrashOracle;
+use reduce_crash::driver::{self, BuildOptions};
+use reduce_crash::exec::{ExecConfig, Executor};
+use reduce_crash::oracle::Oracle;
+use reduce_crash::outcome::{MatchMode, Outcome};
+use reduce_crash::project::FuzzProject;
+use serde_json::Value;
+use std::time::Duration;
+
+/// Reduces `artifact` with `-j jobs`; returns the output's bytes and the
+/// `reduce-finished` message.
+fn reduce_with_jobs(artifact: &std::path::Path, jobs: &str) -> (Vec<u8>, Value) {
+    let output = reduced_path(artifact);
+    let _ = std::fs::remove_file(&output);
+    let run = reduce(artifact, &["-j", jobs]);
+    run.assert_code(0);
+    let v = run.message("reduce-finished");
+    (std::fs::read(&output).unwrap(), v)
+}
+
+#[test]
+fn two_drivers_give_one_drivers_result() {
+    let fx = fixture();
+    let _guard = lock_target("slow");
+    let data = noisy_with_len("jobs_same_result", b"SLOW!", 600);
+    let artifact = fx.write_artifact("slow", "jobs_same_result", &data);
+
+    let (one, v1) = reduce_with_jobs(&artifact, "1");
+    let (two, v2) = reduce_with_jobs(&artifact, "2");
+    assert_eq!(one, b"SLOW!", "{v1}");
+    assert_eq!(two, one, "-j 2 and -j 1 differ\n-j 1: {v1}\n-j 2: {v2}");
+    check_finished(&v2, "slow", &artifact, &reduced_path(&artifact), data.len());
+    assert_eq!(v1["drivers"], 1, "{v1}");
+    assert_eq!(v1["tests_discarded"], 0, "{v1}");
+    assert_eq!(v2["drivers"], 2, "{v2}");
+    // The same path: every test of -j 1, in -j 2's count too, plus the
+    // ones run past a success and thrown away.
+    let executed = |v: &Value| v["tests_executed"].as_u64().unwrap();
+    let discarded = v2["tests_discarded"].as_u64().unwrap();
+    assert_eq!(executed(&v2) - discarded, executed(&v1), "{v1}\n{v2}");
+    assert_eq!(v2["tests_cached"], v1["tests_cached"], "{v1}\n{v2}");
+    assert_eq!(v2["reduced_len"], 5);
+    // Each extra driver is a process of its own, not a restart.
+    assert_eq!(v2["driver_spawns"], v1["driver_spawns"], "{v1}\n{v2}");
+    assert_unmodified(&artifact, &data);
+}
+
+#[test]
+fn without_j_one_artifact_gets_one_driver() {
+    let fx = fixture();
+    let _guard = lock_target("slow");
+    let data = noisy_with_len("jobs_default", b"SLOW!", 40);
+    let artifact = fx.write_artifact("slow", "jobs_default", &data);
+    let run = common::run(&[artifact.display().to_string()], &fx.root);
+    run.assert_code(0).assert_no_panic();
+    assert!(
+        !run.stderr.contains("drivers"),
+        "one driver unless -j says so\n{}",
+        run.describe()
+    );
+    let run = common::run(
+        &[
+            "-j".to_owned(),
+            "2".to_owned(),
+            artifact.display().to_string(),
+        ],
+        &fx.root,
+    );
+    run.assert_code(0).assert_no_panic();
+    assert!(run.stderr.contains(", 2 drivers)"), "{}", run.describe());
+    assert!(run.stderr.contains("on 2 drivers"), "{}", run.describe());
+    assert_eq!(std::fs::read(reduced_path(&artifact)).unwrap(), b"SLOW!");
+}
+
+/// The driver of the fixture's `target`, built as the CLI tests build it.
+fn driver_binary(target: &str) -> std::path::PathBuf {
+    let fx = fixture();
+    let project = FuzzProject::load(&fx.fuzz_dir().join("Cargo.toml")).expect("fixture project");
+    let opts = BuildOptions {
+        sanitizer: Some("none".to_owned()),
+        target_dir: Some(driver_target_dir()),
+        ..BuildOptions::default()
+    };
+    driver::build(&project, target, &opts)
+        .expect("driver builds")
+        .binary
+}
+
+fn start(binary: &std::path::Path) -> Executor {
+    Executor::new(ExecConfig::new(binary.to_owned(), Duration::from_secs(5))).expect("starts")
+}
+
+#[test]
+fn speculative_answers_are_the_sequential_ones() {
+    let binary = driver_binary("two_bugs");
+    let mut rng = Rng::from_name("speculative_answers");
+    // Bug A is looked for; bug B crashes differently.
+    let mut probe = start(&binary);
+    let bug_a = noisy_with_len("bug a", b"BA!!B", 30);
+    let Outcome::Crash(expected) = probe.run(&bug_a).unwrap().outcome else {
+        panic!("bug A does not crash");
+    };
+    let Outcome::Crash(other) = probe.run(b"xx B!!B xx").unwrap().outcome else {
+        panic!("bug B does not crash");
+    };
+    assert!(!MatchMode::Location.matches(&expected, &other));
+
+    let lists: Vec<Vec<Vec<u8>>> = (0..60)
+        .map(|l| {
+            let len = 1 + rng.below(if l % 3 == 0 { 300 } else { 40 });
+            // Fewer hits in longer lists, so that some have none at all.
+            let hit = 1 + rng.below(len.max(2));
+            (0..len)
+                .map(|i| {
+                    let seed = format!("{l}/{i}");
+                    let n = rng.below(60);
+                    match rng.below(hit + 4) {
+                        0 => noisy_with_len(&seed, b"BA!!B", n),
+                        1 | 2 => noisy_with_len(&seed, b"B!!B", n),
+                        _ => noise(&mut rng, n),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+
+    let answers = |drivers: usize| {
+        let mut main = start(&binary);
+        let helpers = (1..drivers).map(|_| start(&binary)).collect();
+        let mut oracle = CrashOracle::new(&mut main, expected.clone(), MatchMode::Location, &bug_a)
+            .with_helpers(helpers);
+        let mut seen = Vec::new();
+        for list in &lists {
+            let answer = oracle.first_interesting(list);
+            seen.push((answer, oracle.best().to_vec()));
+        }
+        assert!(!oracle.exhausted());
+        let others: u64 = oracle.other_signatures().iter().map(|(_, n)| n).sum();
+        (
+            seen,
+            oracle.executed() - oracle.discarded(),
+            oracle.discarded(),
+            others,
+        )
+    };
+    let (alone, executed, discarded, _) = answers(1);
+    assert_eq!(discarded, 0);
+    let found = alone.iter().filter(|(a, _)| a.is_some()).count();
+    assert!(
+        found > 10 && found < lists.len() - 5,
+        "the lists should mix hits and misses: {found} of {}",
+        lists.len()
+    );
+    for (i, list) in lists.iter().enumerate() {
+        let sequential = list.iter().position(|c| {
+            matches!(probe.run(c).unwrap().outcome,
+                Outcome::Crash(ref s) if MatchMode::Location.matches(&expected, s))
+        });
+        assert_eq!(alone[i].0, sequential, "list {i}");
+    }
+    for drivers in [2, 3] {
+        let (spread, spread_executed, _, others) = answers(drivers);
+        for (i, (a, b)) in alone.iter().zip(&spread).enumerate() {
+            assert_eq!(a, b, "list {i} with {drivers} drivers");
+        }
+        // The reduction's path is the same; more ran besides it.
+        assert_eq!(spread_executed, executed, "{drivers} drivers");
+        assert!(others > 0);
+    }
+}
