@@ -110,6 +110,14 @@ pub struct Cli {
     #[arg(long, value_name = "SECS")]
     pub max_time: Option<f64>,
 
+    /// Seed of the byte pipeline's random last stage (same seed, same result).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+
+    /// Tests the byte pipeline's random last stage may run at each fixpoint (0: none).
+    #[arg(long, value_name = "N", default_value_t = crate::reduce::DEFAULT_RANDOM_TESTS)]
+    pub random_tests: u64,
+
     /// Also write a ready #[test] that replays the reduced input through the target (put it in the fuzz package's tests/, e.g. fuzz/tests/crash_x.rs).
     #[arg(long, value_name = "PATH")]
     pub emit_test: Option<PathBuf>,
@@ -332,6 +340,10 @@ impl Cli {
                 },
             },
             fork_server: !self.no_fork_server,
+            pipeline: crate::reduce::Pipeline {
+                seed: self.seed,
+                random_tests: self.random_tests,
+            },
             // Directory mode reduces several artifacts in parallel instead.
             drivers: match self.campaign() {
                 Some(_) => 1,

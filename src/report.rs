@@ -71,6 +71,9 @@ pub struct Summary {
     /// Of the tests executed, those another driver ran past the first
     /// success of their list, discarded (`-j N` on one artifact).
     pub tests_discarded: u64,
+    /// What each pass of the default byte pipeline did (tests it ran,
+    /// bytes it removed), in pipeline order; empty for other strategies.
+    pub passes: Vec<crate::reduce::PassStats>,
     /// Drivers that ran the reduction's tests (`-j N` on one artifact).
     pub drivers: usize,
     pub elapsed_secs: f64,

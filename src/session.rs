@@ -52,6 +52,8 @@ pub struct Options {
     pub budget: Budget,
     /// Restart after a crash by forking the driver (see [`ExecConfig::fork_server`]).
     pub fork_server: bool,
+    /// Settings of the default byte pipeline (`--seed`, `--random-tests`).
+    pub pipeline: crate::reduce::Pipeline,
     /// Drivers that test one artifact's candidates at the same time (`-j N`
     /// with a single artifact): the first and `drivers - 1` more, started
     /// the same way, evaluating candidate lists speculatively with the same
@@ -623,6 +625,7 @@ pub fn reduce_reproduced(
 
     let started = Instant::now();
     let original_len = data.len();
+    let mut passes = crate::reduce::PassLog::default();
     let (best, stats, work, invalid_candidates, others, stop, error) = {
         let progress_reporter = std::cell::RefCell::new(reporter.as_deref_mut());
         let oracle = CrashOracle::new(&mut *exec, signature.clone(), opts.match_mode, data)
@@ -642,7 +645,7 @@ pub fn reduce_reproduced(
                 invalid = Some(reduced.invalid_candidates);
                 reduced.bytes
             }
-            None => strategy.run(data, &mut cached),
+            None => strategy.run_with(data, &mut cached, &opts.pipeline, &mut passes),
         };
         let stats = cached.stats();
         let mut oracle = cached.into_inner();
@@ -763,6 +766,7 @@ pub fn reduce_reproduced(
         tests_cached: stats.cache_hits,
         tests_value_cached: value_cached,
         tests_discarded: work.discarded,
+        passes: passes.passes,
         drivers: work.drivers,
         elapsed_secs: elapsed.as_secs_f64(),
         tests_per_sec: work.executed as f64 / elapsed.as_secs_f64().max(1e-9),

@@ -66,7 +66,9 @@ pub const ARTIFACT_PREFIXES: &[&str] = &[
 pub const RECORD_DIR: &str = ".reduce-crash";
 
 /// Bumped whenever a record's meaning changes; older records are ignored.
-pub const RECORD_VERSION: u32 = 1;
+/// 2: the default byte pipeline gained the nesting, numbers, fields and
+/// random passes, so results recorded before are reduced again.
+pub const RECORD_VERSION: u32 = 2;
 
 /// What the directory mode adds to [`Options`].
 #[derive(Debug, Clone)]

@@ -155,10 +155,18 @@ pub fn strategy_key(opts: &Options) -> String {
         StrategyChoice::Bytes(s) => s.name(),
         StrategyChoice::Tree(t) => t.name(),
     };
-    match &opts.grammar {
+    let mut key = match &opts.grammar {
         Some(g) => format!("{strategy} grammar={g}"),
         None => strategy.to_owned(),
+    };
+    // The byte pipeline's random stage: other settings, other results.
+    if opts.pipeline != crate::reduce::Pipeline::default() {
+        key += &format!(
+            " seed={} random-tests={}",
+            opts.pipeline.seed, opts.pipeline.random_tests
+        );
     }
+    key
 }
 
 /// Hex sha1 of some bytes.
@@ -374,6 +382,7 @@ mod tests {
             budget: Default::default(),
             fork_server: true,
             drivers: 1,
+            pipeline: Default::default(),
         };
         let base = settings_key(&opts);
         assert_eq!(strategy_key(&opts), "auto");
@@ -382,5 +391,10 @@ mod tests {
         opts.strategy = StrategyChoice::Bytes(crate::reduce::Strategy::Ddmin);
         opts.grammar = Some("json".into());
         assert_eq!(strategy_key(&opts), "ddmin grammar=json");
+        opts.pipeline.seed = 3;
+        assert_eq!(
+            strategy_key(&opts),
+            "ddmin grammar=json seed=3 random-tests=1000"
+        );
     }
 }

@@ -77,7 +77,7 @@ impl Default for Pipeline {
 }
 
 /// What one pass of the pipeline did, summed over its runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct PassStats {
     pub name: &'static str,
     /// Candidates it ran (cache hits not counted when the oracle can tell).

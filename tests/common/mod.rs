@@ -643,6 +643,7 @@ pub const FINISHED_FIELDS: &[&str] = &[
     "reduced_len",
     "tests_executed",
     "tests_cached",
+    "passes",
     "elapsed_secs",
     "tests_per_sec",
     "driver_restarts",
@@ -709,6 +710,29 @@ pub fn check_finished(
     );
     assert!(v["tests_executed"].as_u64().is_some_and(|n| n > 0), "{v}");
     assert!(v["tests_cached"].is_u64(), "{v}");
+    // The byte pipeline says what each pass did; its tests are some of the
+    // executed ones, its removed bytes what the reduction removed.
+    let passes = v["passes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("passes: {v}"));
+    if v["strategy"] == "default" {
+        // (A run cut short counts the candidate refused when it stopped.)
+        if v["interrupted"] == false
+            && v["budget_exhausted"] == false
+            && v["kept_existing"] == false
+        {
+            let tests: u64 = passes.iter().filter_map(|p| p["tests"].as_u64()).sum();
+            assert!(tests <= v["tests_executed"].as_u64().unwrap(), "{v}");
+            let names: Vec<&str> = passes.iter().filter_map(|p| p["name"].as_str()).collect();
+            for name in [
+                "truncate", "chunks", "nesting", "numbers", "ddmin", "simplify",
+            ] {
+                assert!(names.contains(&name), "no `{name}` pass: {v}");
+            }
+            let removed: u64 = passes.iter().filter_map(|p| p["removed"].as_u64()).sum();
+            assert_eq!(removed, original_len as u64 - reduced_len, "{v}");
+        }
+    }
     assert!(
         v["elapsed_secs"]
             .as_f64()
