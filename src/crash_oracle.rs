@@ -38,6 +38,11 @@ const MAX_BATCH: usize = 512;
 /// past the answer holds the others up by at most about this long.
 const CHUNK_TIME: Duration = Duration::from_millis(1);
 
+/// A list whose candidates would take less than this on one driver (as
+/// measured so far) is not shared: handing chunks to other threads and
+/// drivers costs more than it saves on a fast target.
+const SPREAD_WORK: Duration = Duration::from_millis(2);
+
 /// Snapshot passed to the progress callback.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
@@ -72,9 +77,11 @@ pub struct CrashOracle<'a> {
     last_spans: Option<(Vec<u8>, Option<Vec<Span>>)>,
     /// Extra drivers sharing candidate lists with `exec` (none: `exec` alone).
     helpers: Vec<Executor>,
-    /// How long one candidate takes, as the drivers measured it (sizes the
-    /// chunks handed out when several drivers share a list).
+    /// How long one candidate takes, as the drivers measured it (whether a
+    /// list is shared, and the size of the chunks handed out).
     per_candidate: Option<Duration>,
+    /// Lists estimated to take less than this stay on `exec` alone.
+    spread_work: Duration,
     /// Candidates run past the first interesting one and discarded.
     discarded: u64,
 }
@@ -112,6 +119,7 @@ impl<'a> CrashOracle<'a> {
             last_spans: None,
             helpers: Vec::new(),
             per_candidate: None,
+            spread_work: SPREAD_WORK,
             discarded: 0,
         }
     }
@@ -121,6 +129,14 @@ impl<'a> CrashOracle<'a> {
     /// and renderings stay on `exec`.
     pub fn with_helpers(mut self, helpers: Vec<Executor>) -> Self {
         self.helpers = helpers;
+        self
+    }
+
+    /// Share lists whose candidates are estimated to take at least `work`
+    /// on one driver (default [`SPREAD_WORK`]); with zero, every list of two
+    /// or more, even before anything was measured.
+    pub fn spread_above(mut self, work: Duration) -> Self {
+        self.spread_work = work;
         self
     }
 
@@ -274,6 +290,7 @@ impl CrashOracle<'_> {
             }
             let end = (start + MAX_BATCH).min(candidates.len());
             let batch: Vec<&[u8]> = candidates[start..end].iter().map(Vec::as_slice).collect();
+            let began = Instant::now();
             let runs = match self.exec.run_batch(&batch) {
                 Ok(runs) => runs,
                 Err(e) => {
@@ -281,6 +298,9 @@ impl CrashOracle<'_> {
                     return None;
                 }
             };
+            if !self.helpers.is_empty() {
+                self.per_candidate = Some(average(self.per_candidate, began.elapsed(), runs.len()));
+            }
             for (k, run) in runs.iter().enumerate() {
                 if self.judge(batch[k], &run.outcome) {
                     return Some(start + k);
@@ -503,11 +523,7 @@ impl Spread<'_> {
         let n = chunk.outcomes.len();
         s.ran += n as u64;
         if n > 0 {
-            let each = took / n as u32;
-            s.per_candidate = Some(match s.per_candidate {
-                Some(p) => (p * 3 + each) / 4,
-                None => each,
-            });
+            s.per_candidate = Some(average(s.per_candidate, took, n));
         }
         if chunk.found {
             s.limit = s.limit.min(chunk.start + n - 1);
@@ -516,6 +532,16 @@ impl Spread<'_> {
             s.stop = true;
         }
         s.chunks.push(chunk);
+    }
+}
+
+/// The time per candidate, `took` for `n` of them folded into the running
+/// estimate `before` (recent batches weigh more).
+fn average(before: Option<Duration>, took: Duration, n: usize) -> Duration {
+    let each = took / n.max(1) as u32;
+    match before {
+        Some(p) => (p * 3 + each) / 4,
+        None => each,
     }
 }
 
@@ -539,13 +565,19 @@ impl Oracle<u8> for CrashOracle<'_> {
     }
 
     /// The first interesting candidate, as if each were tested in order.
-    /// With helpers, the drivers evaluate the list speculatively
-    /// ([`CrashOracle::first_interesting_spread`]); the answer is the same.
+    /// With helpers, the drivers evaluate a list that is worth it
+    /// speculatively ([`CrashOracle::first_interesting_spread`]); the answer
+    /// is the same.
     fn first_interesting(&mut self, candidates: &[Vec<u8>]) -> Option<usize> {
-        if self.helpers.is_empty() || candidates.len() < 2 {
-            self.first_interesting_alone(candidates)
-        } else {
+        let worth_it = match self.per_candidate {
+            _ if self.helpers.is_empty() || candidates.len() < 2 => false,
+            None => self.spread_work.is_zero(),
+            Some(t) => t.saturating_mul(candidates.len() as u32) >= self.spread_work,
+        };
+        if worth_it {
             self.first_interesting_spread(candidates)
+        } else {
+            self.first_interesting_alone(candidates)
         }
     }
 
