@@ -394,7 +394,7 @@ mod tests {
         opts.pipeline.seed = 3;
         assert_eq!(
             strategy_key(&opts),
-            "ddmin grammar=json seed=3 random-tests=1000"
+            "ddmin grammar=json seed=3 random-tests=255"
         );
     }
 }

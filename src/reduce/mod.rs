@@ -54,8 +54,9 @@ pub use seeds::{fuzzingbook_dd, seed_ddmin, seed_ddrmin};
 pub use simplify::{simplify, Canonical};
 pub use truncate::truncate;
 
-/// Tests the random last stage runs per fixpoint by default.
-pub const DEFAULT_RANDOM_TESTS: u64 = 1000;
+/// Tests the random last stage runs per fixpoint by default: as many runs
+/// as `cargo fuzz tmin` gives libFuzzer's `-minimize_crash` per attempt.
+pub const DEFAULT_RANDOM_TESTS: u64 = 255;
 
 /// Settings of the default pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +64,10 @@ pub struct Pipeline {
     /// Seed of the random last stage (`--seed`).
     pub seed: u64,
     /// Tests the random stage may run each time the deterministic passes
-    /// reach a fixpoint (`--random-tests`; 0: no random stage).
+    /// reach a fixpoint (`--random-tests`; 0: no random stage), and never
+    /// more than the deterministic passes asked for since the last random
+    /// stage: it at most doubles the work (on a target whose crashes cost a
+    /// fork or a timeout each, that matters).
     pub random_tests: u64,
 }
 
@@ -175,7 +179,8 @@ where
 /// 4. [`simplify()`].
 ///
 /// Rounds repeat while step 2 or 4 changes anything. At the fixpoint, the
-/// random stage ([`reduce_randomly`]) gets `pipeline.random_tests` tests;
+/// random stage ([`reduce_randomly`]) gets `pipeline.random_tests` tests
+/// (at most as many as the rounds asked for since the last random stage);
 /// if it finds something, the rounds start again.
 ///
 /// The result is interesting (or the input itself), never longer than the
@@ -196,6 +201,9 @@ where
     };
     let mut current = input.to_vec();
     let mut seed = pipeline.seed;
+    // Candidates asked for since the last random stage (the count is the
+    // same on every run, unlike time, so the result depends on the seed only).
+    let mut asked_before = 0;
     loop {
         let mut structural = false;
         macro_rules! pass {
@@ -227,9 +235,11 @@ where
         if pipeline.random_tests == 0 || current.is_empty() {
             return current;
         }
+        let budget = pipeline.random_tests.min(oracle.calls - asked_before);
         let changed = pass!("random", |c: &[u8], o: &mut Counting<'_, O>| {
-            reduce_randomly(c, o, seed, pipeline.random_tests).0
+            reduce_randomly(c, o, seed, budget).0
         });
+        asked_before = oracle.calls;
         if !changed || oracle.exhausted() {
             return current;
         }
