@@ -1,0 +1,1 @@
+//! Empty: the crates under test are dependencies of `fuzz/`.
