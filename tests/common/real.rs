@@ -90,6 +90,25 @@ pub struct Report {
 /// Runs the real libFuzzer binary `binary` on `file` (with libFuzzer flags
 /// `args`), as `cargo fuzz run <target> <file> -- <args>` would.
 pub fn judge(root: &Path, binary: &Path, file: &Path, args: &[&str]) -> Report {
+    let canonical = root.canonicalize().unwrap_or_else(|_| root.to_owned());
+    let fixture = move |file: &Path| {
+        let rel = file.strip_prefix(&canonical).ok();
+        rel.is_some_and(|r| r.starts_with("src") || r.starts_with("fuzz/fuzz_targets"))
+    };
+    judge_with(root, binary, file, args, &fixture)
+}
+
+/// [`judge`] with `own` saying which source files are the code under test
+/// (the first frame reported is the first in one of them): for a fixture its
+/// `src/` and fuzz targets, for a real crate fuzzed as a dependency its
+/// sources under the cargo registry.
+pub fn judge_with(
+    root: &Path,
+    binary: &Path,
+    file: &Path,
+    args: &[&str],
+    own: &dyn Fn(&Path) -> bool,
+) -> Report {
     let mut child = Command::new(binary)
         .args(args)
         .arg(file)
@@ -121,7 +140,7 @@ pub fn judge(root: &Path, binary: &Path, file: &Path, args: &[&str]) -> Report {
         std::thread::sleep(Duration::from_millis(20));
     };
     let output = reader.join().unwrap();
-    let verdict = read_verdict(root, binary, &output, status.and_then(|s| s.code()));
+    let verdict = read_verdict(root, binary, &output, status.and_then(|s| s.code()), own);
     Report {
         verdict,
         exit: status.and_then(|s| s.code()),
@@ -129,7 +148,13 @@ pub fn judge(root: &Path, binary: &Path, file: &Path, args: &[&str]) -> Report {
     }
 }
 
-fn read_verdict(root: &Path, binary: &Path, out: &str, exit: Option<i32>) -> Verdict {
+fn read_verdict(
+    root: &Path,
+    binary: &Path,
+    out: &str,
+    exit: Option<i32>,
+    own: &dyn Fn(&Path) -> bool,
+) -> Verdict {
     let lines: Vec<&str> = out.lines().collect();
     let find = |needle: &str| lines.iter().position(|l| l.contains(needle));
     if find("ERROR: libFuzzer: timeout").is_some() {
@@ -141,7 +166,7 @@ fn read_verdict(root: &Path, binary: &Path, out: &str, exit: Option<i32>) -> Ver
     if let Some(i) = find("ERROR: libFuzzer: out-of-memory (malloc(") {
         return Verdict {
             kind: "malloc-limit".into(),
-            frame: own_frame(root, binary, &lines[i + 1..], false),
+            frame: own_frame(root, binary, &lines[i + 1..], false, own),
         };
     }
     if find("ERROR: libFuzzer: out-of-memory (used").is_some() {
@@ -159,7 +184,7 @@ fn read_verdict(root: &Path, binary: &Path, out: &str, exit: Option<i32>) -> Ver
             .to_owned();
         let stack_overflow = kind == "stack-overflow";
         return Verdict {
-            frame: own_frame(root, binary, &lines[i + 1..], stack_overflow),
+            frame: own_frame(root, binary, &lines[i + 1..], stack_overflow, own),
             kind,
         };
     }
@@ -193,12 +218,15 @@ fn relative(root: &Path, loc: &str) -> String {
 }
 
 /// The first frame of the first stack in `lines` in the fixture's own code.
-fn own_frame(root: &Path, binary: &Path, lines: &[&str], function_only: bool) -> Option<String> {
+fn own_frame(
+    root: &Path,
+    binary: &Path,
+    lines: &[&str],
+    function_only: bool,
+    own: &dyn Fn(&Path) -> bool,
+) -> Option<String> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
-    let ours = |file: &str| {
-        let rel = Path::new(file).strip_prefix(&root).ok();
-        rel.is_some_and(|r| r.starts_with("src") || r.starts_with("fuzz/fuzz_targets"))
-    };
+    let ours = |file: &str| own(Path::new(file));
     let mut frames = Vec::new();
     for line in lines {
         match reduce_crash::crash_report::parse_frame(line) {
