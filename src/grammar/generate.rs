@@ -106,25 +106,25 @@ impl<'g> Generator<'g> {
                 (s.as_str(), next.collect())
             })
             .collect();
-        let mut reach: HashMap<&str, BTreeSet<&str>> = direct.clone();
-        loop {
-            let mut changed = false;
-            for s in direct.keys() {
-                let mut add: Vec<&str> = Vec::new();
-                for t in &reach[s] {
-                    if let Some(more) = reach.get(t) {
-                        add.extend(more.iter().filter(|m| !reach[s].contains(*m)));
+        // One search from each nonterminal: O(N·(N+E)). (Growing every set
+        // from its successors' until nothing changed took a pass per level
+        // of a chain, each pass quadratic: fuzz/grammar_load timed out on a
+        // `*` repeated a hundred times, a chain of a hundred symbols.)
+        let reach: HashMap<&str, BTreeSet<&str>> = direct
+            .keys()
+            .map(|&start| {
+                let mut seen: BTreeSet<&str> = BTreeSet::new();
+                let mut stack: Vec<&str> = direct[start].iter().copied().collect();
+                while let Some(s) = stack.pop() {
+                    if seen.insert(s) {
+                        if let Some(next) = direct.get(s) {
+                            stack.extend(next.iter().copied().filter(|n| !seen.contains(n)));
+                        }
                     }
                 }
-                if !add.is_empty() {
-                    reach.get_mut(s).expect("present").extend(add);
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
+                (start, seen)
+            })
+            .collect();
         let recursive = grammar
             .rules
             .iter()
@@ -496,6 +496,27 @@ mod tests {
     use crate::grammar::load::{builtin_grammar, BUILTIN_NAMES};
     use crate::grammar::reduce::check_tree;
     use crate::grammar::Parser;
+
+    #[test]
+    fn recursion_is_found_along_long_chains() {
+        // <a0> -> <a1> -> … -> <a199>, which derives <a0> again in its first
+        // expansion and "x" in its second; <b> only reaches the chain.
+        let mut text = String::from("<b> ::= <a0>\n");
+        for i in 0..199 {
+            text += &format!("<a{i}> ::= <a{}> | \"y\"\n", i + 1);
+        }
+        text += "<a199> ::= <a0> | \"x\"\n";
+        let g = crate::grammar::load::parse_grammar(&text, "chain").unwrap();
+        let generator = Generator::new(&g);
+        assert_eq!(generator.recursive["<b>"], vec![false]);
+        for i in 0..200 {
+            assert_eq!(
+                generator.recursive[&format!("<a{i}>")],
+                vec![true, false],
+                "a{i}"
+            );
+        }
+    }
 
     #[test]
     fn generated_trees_are_derivations_that_parse() {
