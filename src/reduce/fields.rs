@@ -138,16 +138,10 @@ mod tests {
         off >= 6 && c.get(off) == Some(&0xCC)
     }
 
-    fn noise(n: usize, seed: u32) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                (x % 200) as u8 + 1
-            })
-            .collect()
+    /// Seeded bytes in 1..=200 (never zero, never the 0xCC marker).
+    fn noise(n: usize, seed: u64) -> Vec<u8> {
+        let mut rng = crate::rng::Rng::new(seed);
+        (0..n).map(|_| rng.byte() % 200 + 1).collect()
     }
 
     #[test]

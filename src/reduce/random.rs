@@ -13,27 +13,10 @@
 
 use crate::crash_oracle::shortlex_less;
 use crate::oracle::Oracle;
+use crate::rng::Rng;
 
 /// Candidates drawn per round trip.
 const BATCH: usize = 64;
-
-/// The seeded generator (SplitMix64: small, fast, good enough here).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 /// One of libFuzzer's mutations, applied in place.
 fn mutate(rng: &mut Rng, data: &mut Vec<u8>) {
@@ -49,13 +32,13 @@ fn mutate(rng: &mut Rng, data: &mut Vec<u8>) {
         // Insert a byte.
         2 => {
             let at = rng.below(len + 1);
-            data.insert(at, rng.next() as u8);
+            data.insert(at, rng.byte());
         }
         // Change a byte, to a random value or a smaller one.
         3 if len > 0 => {
             let at = rng.below(len);
             data[at] = match rng.below(2) {
-                0 => rng.next() as u8,
+                0 => rng.byte(),
                 _ => data[at].saturating_sub(1 + rng.below(16) as u8),
             };
         }
@@ -86,7 +69,7 @@ pub fn reduce_randomly<O>(input: &[u8], oracle: &mut O, seed: u64, tests: u64) -
 where
     O: Oracle<u8> + ?Sized,
 {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut current = input.to_vec();
     let mut used = 0u64;
     let mut draws = 0u64;
