@@ -252,6 +252,10 @@ impl<E: Hash + Eq + Clone, O: Oracle<E>> Oracle<E> for Cached<E, O> {
         self.inner.exhausted()
     }
 
+    fn executed(&self) -> Option<u64> {
+        Some(self.stats.executed)
+    }
+
     fn spans(&mut self, candidate: &[E]) -> Option<Vec<Span>> {
         self.inner.spans(candidate)
     }
@@ -309,7 +313,10 @@ mod tests {
             .map(<[u8]>::to_vec)
             .to_vec();
         assert_eq!(o.first_interesting(&cands), Some(4));
-        assert_eq!(*sent.borrow(), [b"a".to_vec(), b"c".to_vec(), b"d".to_vec()]);
+        assert_eq!(
+            *sent.borrow(),
+            [b"a".to_vec(), b"c".to_vec(), b"d".to_vec()]
+        );
         // Everything up to "d" is known now; nothing is sent again.
         sent.borrow_mut().clear();
         assert_eq!(o.first_interesting(&cands), Some(4));
