@@ -37,7 +37,9 @@ mod common;
 mod real;
 
 use common::{copy_tree, run_limited, Finished};
+use reduce_crash::crash_report;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -92,8 +94,86 @@ fn own_file(root: &Path) -> impl Fn(&Path) -> bool {
     }
 }
 
+/// The real binary's verdict on `file`. A stack overflow is identified by
+/// its recursion: the functions of the code under test that the report's
+/// stack shows more than once (generic arguments left out), sorted. Where
+/// the guard page is hit inside a cycle of several functions depends on the
+/// stack's start (the environment's size moves it), so the first frame is
+/// not stable there.
 fn judge(root: &Path, binary: &Path, file: &Path) -> real::Verdict {
-    real::judge_with(root, binary, file, &[], &own_file(root)).verdict
+    let own = own_file(root);
+    let report = real::judge_with(root, binary, file, &[], &own);
+    let mut verdict = report.verdict;
+    if verdict.kind == "stack-overflow" {
+        if let Some(r) = recursion(binary, &report.output, &own) {
+            verdict.frame = Some(r);
+        }
+    }
+    verdict
+}
+
+fn recursion(binary: &Path, output: &str, own: &dyn Fn(&Path) -> bool) -> Option<String> {
+    let lines: Vec<&str> = output.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.contains("ERROR: AddressSanitizer: stack-overflow"))?;
+    let mut raw = Vec::new();
+    for line in &lines[start + 1..] {
+        match crash_report::parse_frame(line) {
+            Some(f) => raw.push(f),
+            None if !raw.is_empty() => break,
+            None => {}
+        }
+    }
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for frame in crash_report::Symbolizer::new(binary).frames(&raw) {
+        let (Some(function), Some(loc)) = (frame.function, frame.location) else {
+            continue;
+        };
+        if own(Path::new(loc.split(':').next().unwrap_or(&loc))) {
+            *counts.entry(without_generics(&function)).or_default() += 1;
+        }
+    }
+    let cycle: Vec<String> = counts
+        .into_iter()
+        .filter(|(_, n)| *n >= 2)
+        .map(|(f, _)| f)
+        .collect();
+    (!cycle.is_empty()).then(|| cycle.join(" ↔ "))
+}
+
+/// `<X as Y>::b<T>::c::<U>` → `<X as Y>::b::c` (a leading qualified
+/// type is kept; generic arguments after it are not).
+fn without_generics(name: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0usize;
+    let mut keep = false;
+    for c in name.chars() {
+        match c {
+            '<' if depth == 0 => {
+                keep = out.is_empty();
+                depth = 1;
+                if keep {
+                    out.push(c);
+                }
+            }
+            '<' => {
+                depth += 1;
+                if keep {
+                    out.push(c);
+                }
+            }
+            '>' if depth > 0 => {
+                depth -= 1;
+                if keep {
+                    out.push(c);
+                }
+            }
+            _ if depth == 0 || keep => out.push(c),
+            _ => {}
+        }
+    }
+    out.replace("::::", "::").trim_end_matches("::").to_owned()
 }
 
 /// Interestingness test for picire and Shrink Ray: `REALWORLD_JUDGE=1` with
