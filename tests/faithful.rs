@@ -380,7 +380,10 @@ fn most_asan() -> Result<(), Failed> {
         finished["driver_spawns"].as_u64().unwrap_or(u64::MAX),
         finished["driver_restarts"].as_u64().unwrap_or(0),
     );
-    check(spawns == 0 && restarts >= 10, || {
+    // How many candidates crash depends on the pipeline (truncation reaches
+    // the 1-byte result in a few tests, most of which crash); what matters is
+    // that every crash cost a fork of the same driver, never a new process.
+    check(spawns == 0 && restarts >= 5, || {
         format!(
             "the same driver, many forks: {spawns} new processes, {restarts} restarts\n{finished}"
         )
