@@ -26,7 +26,7 @@
 //! `target/pyvenv-rw312/bin/shrinkray` or `shrinkray` (it needs Python ≥
 //! 3.12: `python3.12 -m venv target/pyvenv-rw312 && target/pyvenv-rw312/bin/pip
 //! install shrinkray`). `REALWORLD_LIMIT=<secs>` bounds each other tool's run
-//! (default 300; a run stopped there counts with the best output it left),
+//! (default 180, as in the README; a run stopped there counts with the best output it left),
 //! `REALWORLD_ONLY=<entry,…>` measures some rows.
 //!
 //! Run with `cargo bench --bench realworld`.
@@ -484,7 +484,7 @@ fn main() {
         std::env::var("REALWORLD_LIMIT")
             .ok()
             .and_then(|v| v.parse().ok())
-            .unwrap_or(300),
+            .unwrap_or(180),
     );
     let only: Option<Vec<String>> = std::env::var("REALWORLD_ONLY")
         .ok()
