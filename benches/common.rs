@@ -49,6 +49,30 @@ impl Finished {
     pub fn ok(&self) -> bool {
         self.status.is_some_and(|s| s.success())
     }
+
+    /// The `reduce-finished` line of a `--message-format json` run.
+    pub fn reduce_finished(&self) -> Option<serde_json::Value> {
+        self.stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|v| v["reason"] == "reduce-finished")
+    }
+}
+
+/// libFuzzer's `minimized-from-*` files in `dir`, with their times.
+pub fn minimized(dir: &Path) -> Vec<(PathBuf, std::time::SystemTime)> {
+    fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with("minimized-from-")
+                })
+                .filter_map(|e| Some((e.path(), e.metadata().ok()?.modified().ok()?)))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Runs `cmd` in its own process group with output captured to files in

@@ -21,16 +21,16 @@ mod common;
 #[allow(dead_code)]
 mod real;
 
-use common::{copy_tree, run_limited, Finished};
+use common::{copy_tree, minimized, run_limited, Finished};
 use reduce_crash::driver::{self, BuildOptions};
 use reduce_crash::exec::{ExecConfig, Executor};
 use reduce_crash::outcome::Outcome;
 use reduce_crash::project::FuzzProject;
 use serde_json::Value;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cargo-reduce-crash");
 const RUN_LIMIT: Duration = Duration::from_secs(600);
@@ -189,28 +189,8 @@ fn ours(
         .args(extra)
         .current_dir(root);
     let f = run_limited(cmd, scratch, RUN_LIMIT);
-    let json = f
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|v| v["reason"] == "reduce-finished");
+    let json = f.reduce_finished();
     (f, json)
-}
-
-/// libFuzzer's `minimized-from-*` files in `dir`.
-fn minimized(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
-    fs::read_dir(dir)
-        .map(|d| {
-            d.flatten()
-                .filter(|e| {
-                    e.file_name()
-                        .to_string_lossy()
-                        .starts_with("minimized-from-")
-                })
-                .filter_map(|e| Some((e.path(), e.metadata().ok()?.modified().ok()?)))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// `cargo +nightly fuzz tmin` (its default build, the same as ours); its

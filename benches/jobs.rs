@@ -80,12 +80,7 @@ fn reduce(copy: &Path, artifact: &Path, jobs: usize, scratch: &Path) -> Measured
         artifact.display(),
         run.stderr
     );
-    let finished: Value = run
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|v| v["reason"] == "reduce-finished")
-        .expect("a reduce-finished line");
+    let finished: Value = run.reduce_finished().expect("a reduce-finished line");
     Measured {
         wall: run.secs,
         reduce: finished["elapsed_secs"].as_f64().unwrap(),

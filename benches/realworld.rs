@@ -36,7 +36,7 @@ mod common;
 #[allow(dead_code)]
 mod real;
 
-use common::{copy_tree, run_limited, Finished};
+use common::{copy_tree, minimized, run_limited, Finished};
 use reduce_crash::crash_report;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -44,7 +44,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cargo-reduce-crash");
 const OURS_LIMIT: Duration = Duration::from_secs(900);
@@ -282,28 +282,8 @@ fn ours(root: &Path, artifact: &Path, out: &Path, scratch: &Path) -> (Finished, 
         .args(["--message-format", "json", "-q"])
         .current_dir(root);
     let f = run_limited(cmd, scratch, OURS_LIMIT);
-    let json = f
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|v| v["reason"] == "reduce-finished");
+    let json = f.reduce_finished();
     (f, json)
-}
-
-/// libFuzzer's `minimized-from-*` files in `dir`.
-fn minimized(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
-    fs::read_dir(dir)
-        .map(|d| {
-            d.flatten()
-                .filter(|e| {
-                    e.file_name()
-                        .to_string_lossy()
-                        .starts_with("minimized-from-")
-                })
-                .filter_map(|e| Some((e.path(), e.metadata().ok()?.modified().ok()?)))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// `cargo +nightly fuzz tmin [-r runs]`; its result is the newest

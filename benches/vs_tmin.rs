@@ -453,11 +453,7 @@ fn run_ours(
     }
     cmd.current_dir(copy);
     let ours = run(cmd, tmp, RUN_LIMIT);
-    let finished = ours
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|v| v["reason"] == "reduce-finished");
+    let finished = ours.reduce_finished();
     let note = if ours.ok() && out.exists() {
         None
     } else {
