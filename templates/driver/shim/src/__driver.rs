@@ -3,12 +3,16 @@
 //!
 //! Wire protocol (all integers little-endian; `str` = u32 length + UTF-8):
 //!
-//! * at start-up the driver sends `HELLO`: `b"RCD2"`, u8 typed, u8 init_ok,
+//! * at start-up the driver sends `HELLO`: `b"RCD3"`, u8 typed, u8 init_ok,
 //!   and if `init_ok == 0` the init panic's message and location (`str`,
 //!   `str`) and nothing more; else u8 fork server (0/1) and u32 the pid of
 //!   the process that runs inputs;
 //! * the parent sends requests:
-//!   - `b'R'` u32 count, then count × (u32 len, bytes): run a batch;
+//!   - `b'R'` u32 count, then count × (u32 prefix, u32 suffix, u32 len,
+//!     len bytes): run a batch. Each input is the first `prefix` bytes of the
+//!     input before it in the request, the bytes sent, then the last
+//!     `suffix` bytes of the input before it (`prefix + suffix` at most its
+//!     length; both 0 for the first input);
 //!   - `b'V'` the same, with value-level caching (typed targets): inputs that
 //!     decode to a value already run are answered without running it again;
 //!   - `b'F'` u32 count, count × u64: value keys known to kill the driver;
@@ -70,7 +74,7 @@ pub fn main(target: Target) -> i32 {
     crate::signals::install();
     crate::serve::install_panic_hook();
 
-    let mut hello = b"RCD2".to_vec();
+    let mut hello = b"RCD3".to_vec();
     hello.push(u8::from(target.typed));
     if panic::catch_unwind(target.init).is_ok() {
         hello.push(1);

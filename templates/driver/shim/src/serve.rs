@@ -71,6 +71,65 @@ fn read_bytes(r: &mut impl Read, into: &mut Vec<u8>) -> Option<()> {
     r.read_exact(into).ok()
 }
 
+/// A batch request as read: each input as an edit of the one before it.
+#[derive(Default)]
+struct Batch {
+    edits: Vec<Edit>,
+    /// The bytes the edits insert, one after the other.
+    bytes: Vec<u8>,
+}
+
+/// Input `i` of a batch: the first `prefix` bytes of input `i - 1`, the
+/// next `len` bytes of [`Batch::bytes`], then the last `suffix` bytes of
+/// input `i - 1`.
+struct Edit {
+    prefix: usize,
+    suffix: usize,
+    len: usize,
+}
+
+/// Reads `count` inputs (u32 prefix, u32 suffix, u32 len, len bytes each)
+/// into `batch`; `None` if the pipe closed or an edit keeps more of the
+/// input before it than there is.
+fn read_batch(r: &mut impl Read, count: usize, batch: &mut Batch) -> Option<()> {
+    batch.edits.clear();
+    batch.bytes.clear();
+    let mut previous_len = 0;
+    for _ in 0..count {
+        let prefix = read_u32(r)? as usize;
+        let suffix = read_u32(r)? as usize;
+        let len = read_u32(r)? as usize;
+        if prefix.checked_add(suffix)? > previous_len {
+            return None;
+        }
+        let at = batch.bytes.len();
+        batch.bytes.resize(at + len, 0);
+        r.read_exact(&mut batch.bytes[at..]).ok()?;
+        batch.edits.push(Edit {
+            prefix,
+            suffix,
+            len,
+        });
+        previous_len = prefix + len + suffix;
+    }
+    Some(())
+}
+
+/// Turns `input` (the input before) into the next input of the batch, in
+/// place: the end it keeps moves only if the length changes.
+fn apply(input: &mut Vec<u8>, edit: &Edit, inserted: &[u8]) {
+    let old = input.len();
+    let new = edit.prefix + edit.len + edit.suffix;
+    if new > old {
+        input.resize(new, 0);
+    }
+    if old - edit.suffix != edit.prefix + edit.len {
+        input.copy_within(old - edit.suffix..old, edit.prefix + edit.len);
+    }
+    input.truncate(new);
+    input[edit.prefix..edit.prefix + edit.len].copy_from_slice(inserted);
+}
+
 /// Reads the request pipe, spinning briefly before blocking: when the
 /// parent answers within microseconds (the common case while reducing), this
 /// saves the wake-up latency of a blocking read. Bounded, so an idle driver
@@ -137,7 +196,9 @@ fn trim_output() {
 pub fn serve(target: &Target, input: File, mut output: File) -> ! {
     set_nonblocking(&input);
     let mut input = BufReader::with_capacity(1 << 16, SpinReader { file: input });
-    let mut inputs: Vec<Vec<u8>> = Vec::new();
+    let mut batch = Batch::default();
+    // The input being run, edited into the next one.
+    let mut current: Vec<u8> = Vec::new();
     let mut frame: Vec<u8> = Vec::with_capacity(256);
     let mut values = ValueCache::default();
     // Coverage builds: the counter arrays, and room for a snapshot of them.
@@ -157,14 +218,10 @@ pub fn serve(target: &Target, input: File, mut output: File) -> ! {
                 let Some(count) = read_u32(&mut input) else {
                     quit(0)
                 };
-                let count = count as usize;
-                if inputs.len() < count {
-                    inputs.resize_with(count, Vec::new);
-                }
-                for buf in inputs.iter_mut().take(count) {
-                    if read_bytes(&mut input, buf).is_none() {
-                        quit(0);
-                    }
+                // The whole request is read before anything runs, so that a
+                // death never leaves part of it in the pipe.
+                if read_batch(&mut input, count as usize, &mut batch).is_none() {
+                    quit(0);
                 }
                 set_phase(Phase::Busy);
                 let cache = if kind[0] == b'V' {
@@ -172,7 +229,7 @@ pub fn serve(target: &Target, input: File, mut output: File) -> ! {
                 } else {
                     None
                 };
-                run_batch(target, &inputs[..count], cache, &mut output, &mut frame);
+                run_batch(target, &batch, &mut current, cache, &mut output, &mut frame);
             }
             b'F' => {
                 let Some(count) = read_u32(&mut input) else {
@@ -289,13 +346,18 @@ fn flush(output: &mut File, out: &mut Vec<u8>) {
 /// Runs inputs until the first crash, writing one frame per input.
 fn run_batch(
     target: &Target,
-    inputs: &[Vec<u8>],
+    batch: &Batch,
+    current: &mut Vec<u8>,
     mut cache: Option<&mut ValueCache>,
     output: &mut File,
     out: &mut Vec<u8>,
 ) {
     out.clear();
-    for data in inputs {
+    let mut inserted = 0;
+    for edit in &batch.edits {
+        apply(current, edit, &batch.bytes[inserted..inserted + edit.len]);
+        inserted += edit.len;
+        let data: &[u8] = current;
         let key = match cache.as_deref() {
             Some(_) => value_of(target, data).map(|v| value_key(&v)),
             None => None,
