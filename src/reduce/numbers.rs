@@ -172,6 +172,11 @@ pub(crate) const TEXT: Companions = Companions {
     absolute: false,
 };
 
+/// A part of the screen holds the candidates of numbers until it has this
+/// many candidates or bytes (as much as [`Batch`] hands over at once).
+const SCREEN_CANDIDATES: usize = 128;
+const SCREEN_BYTES: usize = 1 << 19;
+
 /// Writes the candidates for lowering `n` to `to` into `out`, skipping
 /// those not shortlex-smaller than `input`.
 fn candidates(input: &[u8], n: &Number, to: u64, how: Companions, out: &mut Vec<Vec<u8>>) {
@@ -219,21 +224,33 @@ where
     let mut current = input.to_vec();
     let mut batch = Batch::new();
     let mut next = 0;
+    let mut screen: Vec<(usize, Vec<u8>)> = Vec::new();
     while !oracle.exhausted() {
         let numbers = find(&current);
         // The screen: each number one lower (or rewritten shorter), in order.
-        let mut screen: Vec<(usize, Vec<u8>)> = Vec::new();
-        for (k, n) in numbers.iter().enumerate().skip(next) {
-            let mut cs = Vec::new();
-            candidates(&current, n, n.value, how, &mut cs);
-            if n.value > 0 {
-                candidates(&current, n, n.value - 1, how, &mut cs);
+        // Built a few numbers at a time, as far as it is tested: a 50 KB
+        // binary input holds thousands of digits, each worth a few copies
+        // of the input, and the first candidate that works ends the screen.
+        let mut found = None;
+        let mut k = next;
+        while found.is_none() && k < numbers.len() && !oracle.exhausted() {
+            screen.clear();
+            let mut bytes = 0;
+            while k < numbers.len() && screen.len() < SCREEN_CANDIDATES && bytes < SCREEN_BYTES {
+                let n = &numbers[k];
+                let mut cs = Vec::new();
+                candidates(&current, n, n.value, how, &mut cs);
+                if n.value > 0 {
+                    candidates(&current, n, n.value - 1, how, &mut cs);
+                }
+                bytes += cs.iter().map(Vec::len).sum::<usize>();
+                screen.extend(cs.into_iter().map(|c| (k, c)));
+                k += 1;
             }
-            screen.extend(cs.into_iter().map(|c| (k, c)));
+            found = batch.first_interesting(oracle, screen.len(), |i, out| {
+                out.extend_from_slice(&screen[i].1);
+            });
         }
-        let found = batch.first_interesting(oracle, screen.len(), |i, out| {
-            out.extend_from_slice(&screen[i].1);
-        });
         let Some(i) = found else {
             return current;
         };
@@ -366,6 +383,26 @@ mod tests {
             reduce_numbers(b"n=0099999", &mut |c: &[u8]| pred(c)),
             b"n=1234"
         );
+    }
+
+    #[test]
+    fn the_screen_offers_every_number_in_order_across_its_parts() {
+        // 300 numbers, a few candidates each: the screen comes in parts.
+        let input: Vec<u8> = (1..=300)
+            .map(|i| format!("{i} "))
+            .collect::<String>()
+            .into();
+        let mut expected: Vec<Vec<u8>> = Vec::new();
+        for n in text_numbers(&input) {
+            let mut cs = Vec::new();
+            candidates(&input, &n, n.value, TEXT, &mut cs);
+            candidates(&input, &n, n.value - 1, TEXT, &mut cs);
+            expected.extend(cs);
+        }
+        assert!(expected.len() > 2 * SCREEN_CANDIDATES);
+        let mut rec = super::super::testing::Recorder::new(|_: &[u8]| false);
+        assert_eq!(reduce_numbers(&input, &mut rec), input);
+        assert_eq!(rec.log, expected);
     }
 
     proptest! {
