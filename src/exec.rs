@@ -973,13 +973,10 @@ impl FrameReader {
             }
         };
         let old = self.buf.len();
-        // Read into spare capacity (zeroing 64 KiB for every read cost more
-        // than the read).
-        self.buf.reserve(1 << 16);
+        self.buf.resize(old + (1 << 16), 0);
         let spin_until = Instant::now() + SPIN;
         let result = loop {
-            // SAFETY: `reserve` left at least 64 KiB of capacity after `old`.
-            let n = unsafe { libc::read(fd, self.buf.as_mut_ptr().add(old).cast(), 1 << 16) };
+            let n = unsafe { libc::read(fd, self.buf[old..].as_mut_ptr().cast(), 1 << 16) };
             if n > 0 {
                 break Ok(n as usize);
             }
@@ -1010,8 +1007,7 @@ impl FrameReader {
                 break Err(ReadError::Timeout);
             }
         };
-        // SAFETY: `read` initialised these bytes (none on an error).
-        unsafe { self.buf.set_len(old + *result.as_ref().unwrap_or(&0)) };
+        self.buf.truncate(old + *result.as_ref().unwrap_or(&0));
         result.map(|_| ())
     }
 

@@ -96,9 +96,10 @@ fn read_batch(r: &mut impl Read, count: usize, batch: &mut Batch) -> Option<()> 
     batch.bytes.clear();
     let mut previous_len = 0;
     for _ in 0..count {
-        let prefix = read_u32(r)? as usize;
-        let suffix = read_u32(r)? as usize;
-        let len = read_u32(r)? as usize;
+        let mut header = [0u8; 12];
+        r.read_exact(&mut header).ok()?;
+        let field = |i: usize| u32::from_le_bytes(header[4 * i..4 * i + 4].try_into().unwrap());
+        let (prefix, suffix, len) = (field(0) as usize, field(1) as usize, field(2) as usize);
         if prefix.checked_add(suffix)? > previous_len {
             return None;
         }
