@@ -8,7 +8,9 @@
 //! `cargo reduce-crash` runs it) reducing a 50 KiB artifact of the fixture's
 //! `big` target, which crashes on inputs of at least 48 KiB that start with
 //! the ELF magic: the reduction stops at 48 KiB and then tests candidates
-//! of that size, as when most bytes of a big artifact matter.
+//! of that size, as when most bytes of a big artifact matter. The pipeline
+//! runs once for its first 60,000 tests (to compare builds: always the same
+//! candidates) and once to the end.
 //!
 //! Run with `cargo bench --bench runner` (`-- small` or `-- big` for one
 //! part).
@@ -217,34 +219,40 @@ fn big_inputs(project: &FuzzProject) {
     ));
 
     // The default pipeline as `cargo reduce-crash` runs it, for its first
-    // `tests` executions (always the same candidates in the same order).
+    // `tests` executions (always the same candidates in the same order),
+    // then to the end.
     let signature = match exec.run(&artifact).unwrap().outcome {
         Outcome::Crash(sig) => sig,
         other => panic!("the big artifact does not crash: {other:?}"),
     };
-    let tests = 60_000;
-    let budget = Budget {
-        max_tests: Some(tests),
-        max_time: None,
-    };
-    let t = Instant::now();
-    let oracle =
-        CrashOracle::new(&mut exec, signature, MatchMode::Location, &artifact).with_budget(budget);
-    let mut cached = Cached::new(oracle);
-    cached.remember(&artifact, true);
-    let result = Strategy::Default.run(&artifact, &mut cached);
-    let secs = t.elapsed().as_secs_f64();
-    let stats = cached.stats();
-    rows.push((
-        format!(
-            "default pipeline on a 50 KiB artifact, first {tests} tests: {} → {} bytes, {} cached",
-            artifact.len(),
-            result.len(),
-            stats.cache_hits
-        ),
-        stats.executed as usize,
-        secs,
-    ));
+    for tests in [Some(60_000), None] {
+        let budget = Budget {
+            max_tests: tests,
+            max_time: None,
+        };
+        let t = Instant::now();
+        let oracle = CrashOracle::new(&mut exec, signature.clone(), MatchMode::Location, &artifact)
+            .with_budget(budget);
+        let mut cached = Cached::new(oracle);
+        cached.remember(&artifact, true);
+        let result = Strategy::Default.run(&artifact, &mut cached);
+        let secs = t.elapsed().as_secs_f64();
+        let stats = cached.stats();
+        let how_far = match tests {
+            Some(n) => format!("first {n} tests"),
+            None => "to the end".to_owned(),
+        };
+        rows.push((
+            format!(
+                "default pipeline on a 50 KiB artifact, {how_far}: {} → {} bytes, {} cached",
+                artifact.len(),
+                result.len(),
+                stats.cache_hits
+            ),
+            stats.executed as usize,
+            secs,
+        ));
+    }
 
     println!();
     println!("| big inputs | tests | seconds | tests/s |");
