@@ -15,15 +15,18 @@
 //! artifact) a list of candidates is evaluated speculatively: the drivers
 //! take contiguous chunks of it in order and run them at the same time, and
 //! the answer is still the sequential one, the first interesting candidate
-//! in order ([`CrashOracle::first_interesting`]).
+//! in order ([`CrashOracle::first_interesting`], [`spread`]).
+
+mod spread;
 
 use crate::error::Error;
 use crate::exec::{ExecError, Executor};
 use crate::interrupt;
 use crate::oracle::{Oracle, Span};
 use crate::outcome::{MatchMode, Outcome, Signature};
+use spread::{Chunk, Helper, Spread, SpreadParams};
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How many earlier bests are kept, to fall back on when the best does not
@@ -76,7 +79,10 @@ pub struct CrashOracle<'a> {
     /// The last structure probe: reducers ask about the same input repeatedly.
     last_spans: Option<(Vec<u8>, Option<Vec<Span>>)>,
     /// Extra drivers sharing candidate lists with `exec` (none: `exec` alone).
-    helpers: Vec<Executor>,
+    helpers: Vec<Helper>,
+    /// Lists whose answer is settled but on which a helper may still be
+    /// running a chunk past it (collected and counted later).
+    pending: Vec<Arc<Spread>>,
     /// How long one candidate takes, as the drivers measured it (whether a
     /// list is shared, and the size of the chunks handed out).
     per_candidate: Option<Duration>,
@@ -118,6 +124,7 @@ impl<'a> CrashOracle<'a> {
             last_progress: Instant::now(),
             last_spans: None,
             helpers: Vec::new(),
+            pending: Vec::new(),
             per_candidate: None,
             spread_work: SPREAD_WORK,
             discarded: 0,
@@ -125,10 +132,21 @@ impl<'a> CrashOracle<'a> {
     }
 
     /// Extra drivers (started like `exec`, same binary and limits) that
-    /// evaluate candidate lists alongside it. Single tests, structure probes
-    /// and renderings stay on `exec`.
+    /// evaluate candidate lists alongside it, each from a thread of its own.
+    /// Single tests, structure probes and renderings stay on `exec`. Call
+    /// [`CrashOracle::finish`] before reading the counters.
     pub fn with_helpers(mut self, helpers: Vec<Executor>) -> Self {
-        self.helpers = helpers;
+        self.helpers = helpers.into_iter().map(Helper::start).collect();
+        self
+    }
+
+    /// `n` extra drivers like `exec` (same binary, limits and time limit,
+    /// the value cache on), each started in its own thread while `exec`
+    /// goes on alone: they join the lists handed out once they are up. A
+    /// driver that cannot start ends the reduction with its error.
+    pub fn with_new_helpers(mut self, n: usize) -> Self {
+        let config = self.exec.config().clone();
+        self.helpers = (0..n).map(|_| Helper::start_new(config.clone())).collect();
         self
     }
 
@@ -145,7 +163,16 @@ impl<'a> CrashOracle<'a> {
         1 + self.helpers.len()
     }
 
-    /// The helpers' counters, summed (`exec`'s are its own).
+    /// Waits for the helpers to finish what they were still running past an
+    /// answer, and counts it: [`CrashOracle::executed`],
+    /// [`CrashOracle::discarded`], [`CrashOracle::other_signatures`] and
+    /// [`CrashOracle::helper_stats`] are then complete.
+    pub fn finish(&mut self) {
+        self.collect_discarded(true);
+    }
+
+    /// The helpers' counters, summed (`exec`'s are its own), as of their
+    /// last list.
     pub fn helper_stats(&self) -> crate::exec::ExecStats {
         let mut sum = crate::exec::ExecStats::default();
         for h in &self.helpers {
@@ -316,222 +343,103 @@ impl CrashOracle<'_> {
     /// is the first interesting candidate of the first chunk that found
     /// one, all chunks before it having found none. Only those candidates
     /// count as the reduction's path (bests, history); what other drivers
-    /// ran past the answer is counted as executed and discarded. A round
-    /// that ended before the answer was settled (a chunk cut short) goes on
-    /// from the first candidate not evaluated.
+    /// ran past the answer is counted as executed and discarded, when it
+    /// finishes (not waited for). A round that ended before the answer was
+    /// settled (a chunk cut short) goes on from the first candidate not
+    /// evaluated.
     fn first_interesting_spread(&mut self, candidates: &[Vec<u8>]) -> Option<usize> {
         let mut from = 0;
         while from < candidates.len() {
+            self.collect_discarded(false);
             if self.check_stop() {
                 return None;
             }
             let rest = &candidates[from..];
-            let spread = Spread {
-                candidates: rest,
-                expected: self.expected.clone(),
-                mode: self.mode,
-                workers: (1 + self.helpers.len()).min(rest.len()),
-                tests_left: self
-                    .budget
-                    .max_tests
-                    .map(|m| m.saturating_sub(self.executed)),
-                deadline: self.budget.max_time.map(|t| self.started + t),
-                state: Mutex::new(SpreadState {
-                    next: 0,
-                    limit: rest.len(),
-                    ran: 0,
+            let workers = (1 + self.helpers.len()).min(rest.len());
+            let spread = Arc::new(Spread::new(
+                rest.to_vec(),
+                SpreadParams {
+                    expected: self.expected.clone(),
+                    mode: self.mode,
+                    workers,
+                    tests_left: self
+                        .budget
+                        .max_tests
+                        .map(|m| m.saturating_sub(self.executed)),
+                    deadline: self.budget.max_time.map(|t| self.started + t),
                     per_candidate: self.per_candidate,
-                    stop: false,
-                    chunks: Vec::new(),
-                }),
-            };
-            let main = &mut *self.exec;
-            let helpers = &mut self.helpers[..spread.workers - 1];
-            std::thread::scope(|scope| {
-                for helper in helpers.iter_mut() {
-                    let spread = &spread;
-                    scope.spawn(move || spread.work(helper));
+                    program: self.exec.config().program.clone(),
+                },
+            ));
+            for helper in &self.helpers[..workers - 1] {
+                if !helper.send(&spread) {
+                    spread.absent();
                 }
-                spread.work(main);
-            });
-            let state = spread
-                .state
-                .into_inner()
-                .unwrap_or_else(PoisonError::into_inner);
-            self.per_candidate = state.per_candidate;
-            let mut chunks = state.chunks;
-            chunks.sort_by_key(|c| c.start);
-            // Evaluated in order from `rest[0]` up to `settled_at`.
-            let mut on_path = true;
+            }
+            let failed: Vec<_> = self.helpers.iter().filter_map(Helper::take_error).collect();
+            for e in failed {
+                self.fail_once(e);
+            }
+            spread.work(self.exec, None);
+            let settled = spread.settled();
+            self.per_candidate = settled.per_candidate;
             let mut answer = None;
-            let mut evaluated = 0;
-            for chunk in chunks {
-                for (k, outcome) in chunk.outcomes.iter().enumerate() {
-                    let i = chunk.start + k;
-                    if on_path {
-                        if self.judge(&rest[i], outcome) {
-                            answer = Some(i);
-                        }
-                    } else {
-                        self.count(outcome);
-                        self.discarded += 1;
-                    }
+            for chunk in settled.chunks {
+                if chunk.start >= settled.path_end {
+                    self.count_discarded(chunk);
+                    continue;
                 }
-                if on_path {
-                    evaluated = chunk.start + chunk.outcomes.len();
-                    if chunk.found || evaluated < chunk.end {
-                        on_path = false;
+                for (k, outcome) in chunk.outcomes.iter().enumerate() {
+                    if self.judge(&rest[chunk.start + k], outcome) {
+                        answer = Some(chunk.start + k);
                     }
                 }
                 if let Some(e) = chunk.error {
-                    if self.error.is_none() {
-                        self.fail(e);
-                    }
+                    self.fail_once(e);
                 }
             }
+            self.pending.push(spread);
             self.report_progress();
             if let Some(i) = answer {
                 return Some(from + i);
             }
-            if evaluated == 0 && !self.check_stop() {
-                // A driver answered nothing (it never does): go on alone.
+            if settled.path_end == 0 && !self.check_stop() {
+                // No driver answered anything (they always do): go on alone.
                 return self.first_interesting_alone(rest).map(|i| from + i);
             }
-            from += evaluated;
+            from += settled.path_end;
         }
         None
     }
-}
 
-/// One list of candidates shared by several drivers.
-struct Spread<'c> {
-    candidates: &'c [Vec<u8>],
-    expected: Signature,
-    mode: MatchMode,
-    /// How many drivers share it.
-    workers: usize,
-    /// What is left of `--max-tests` and when `--max-time` ends.
-    tests_left: Option<u64>,
-    deadline: Option<Instant>,
-    state: Mutex<SpreadState>,
-}
-
-struct SpreadState {
-    /// The first candidate not handed out yet.
-    next: usize,
-    /// The first interesting candidate found so far (or the list's length):
-    /// no chunk starting after it is handed out.
-    limit: usize,
-    /// Candidates run so far.
-    ran: u64,
-    per_candidate: Option<Duration>,
-    /// Interrupted, out of budget or a driver failed: hand out nothing more.
-    stop: bool,
-    /// Finished chunks, in the order they finished.
-    chunks: Vec<Chunk>,
-}
-
-/// What one driver did with `candidates[start..end]`: ran them in order
-/// until the first interesting one (`found`), or all of them, or fewer
-/// (cut short: past the answer, or `error`).
-struct Chunk {
-    start: usize,
-    end: usize,
-    outcomes: Vec<Outcome>,
-    found: bool,
-    error: Option<ExecError>,
-}
-
-impl Spread<'_> {
-    fn lock(&self) -> std::sync::MutexGuard<'_, SpreadState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Counts what ran past an answer. A driver that failed there changed
+    /// nothing: if it cannot go on, its next chunk on a path says so.
+    fn count_discarded(&mut self, chunk: Chunk) {
+        for outcome in &chunk.outcomes {
+            self.count(outcome);
+            self.discarded += 1;
+        }
     }
 
-    /// One driver's loop: take the next chunk, run it, report it.
-    fn work(&self, exec: &mut Executor) {
-        while let Some((start, end)) = self.take() {
-            let began = Instant::now();
-            let mut chunk = Chunk {
-                start,
-                end,
-                outcomes: Vec::with_capacity(end - start),
-                found: false,
-                error: None,
-            };
-            // A crash that is not interesting ends the driver's batch: send
-            // the rest again, unless an earlier candidate already answered.
-            while !chunk.found && start + chunk.outcomes.len() < end {
-                let from = start + chunk.outcomes.len();
-                if from > start && from > self.lock().limit {
-                    break;
-                }
-                let batch: Vec<&[u8]> = self.candidates[from..end]
-                    .iter()
-                    .map(Vec::as_slice)
-                    .collect();
-                match exec.run_batch(&batch) {
-                    Ok(runs) if !runs.is_empty() => {
-                        for run in runs {
-                            chunk.found = matches!(&run.outcome,
-                                Outcome::Crash(sig) if self.mode.matches(&self.expected, sig));
-                            chunk.outcomes.push(run.outcome);
-                            if chunk.found {
-                                break;
-                            }
-                        }
-                    }
-                    Ok(_) => break,
-                    Err(e) => {
-                        chunk.error = Some(e);
-                        break;
-                    }
-                }
+    /// Collects the chunks helpers finished past earlier answers (with
+    /// `wait`, all of them, once every helper is done).
+    fn collect_discarded(&mut self, wait: bool) {
+        let pending = std::mem::take(&mut self.pending);
+        for spread in pending {
+            let (chunks, done) = spread.take_finished(wait);
+            for chunk in chunks {
+                self.count_discarded(chunk);
             }
-            self.finish(chunk, began.elapsed());
+            if !done {
+                self.pending.push(spread);
+            }
         }
     }
 
-    /// The next chunk to run, if any: contiguous with the one before, of
-    /// about [`CHUNK_TIME`] of work, never more than an even share of what
-    /// is left.
-    fn take(&self) -> Option<(usize, usize)> {
-        let mut s = self.lock();
-        if s.stop || s.next >= s.limit {
-            return None;
+    fn fail_once(&mut self, e: ExecError) {
+        if self.error.is_none() {
+            self.fail(e);
         }
-        if interrupt::requested()
-            || self.tests_left.is_some_and(|left| s.ran >= left)
-            || self.deadline.is_some_and(|d| Instant::now() >= d)
-        {
-            s.stop = true;
-            return None;
-        }
-        let left = self.candidates.len() - s.next;
-        let by_time = match s.per_candidate {
-            Some(t) if !t.is_zero() => (CHUNK_TIME.as_nanos() / t.as_nanos()) as usize,
-            Some(_) => MAX_BATCH,
-            None => 1,
-        };
-        let len = by_time.min(left.div_ceil(self.workers)).clamp(1, MAX_BATCH);
-        let start = s.next;
-        s.next = start + len;
-        Some((start, s.next))
-    }
-
-    fn finish(&self, chunk: Chunk, took: Duration) {
-        let mut s = self.lock();
-        let n = chunk.outcomes.len();
-        s.ran += n as u64;
-        if n > 0 {
-            s.per_candidate = Some(average(s.per_candidate, took, n));
-        }
-        if chunk.found {
-            s.limit = s.limit.min(chunk.start + n - 1);
-        }
-        if chunk.error.is_some() {
-            s.stop = true;
-        }
-        s.chunks.push(chunk);
     }
 }
 

@@ -163,31 +163,6 @@ pub fn start_driver(opts: &Options, binary: &Path) -> Result<Executor> {
     })?)
 }
 
-/// `n` more drivers like `exec` (same binary, limits and time limit),
-/// started at the same time, with the value cache on as for a reduction.
-fn start_helpers(exec: &Executor, n: usize) -> Result<Vec<Executor>> {
-    let config = exec.config().clone();
-    let started: Vec<_> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..n)
-            .map(|_| {
-                let config = config.clone();
-                scope.spawn(move || Executor::new(config))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("starting a driver does not panic"))
-            .collect()
-    });
-    let mut helpers = Vec::with_capacity(n);
-    for exec in started {
-        let mut exec = exec?;
-        exec.set_value_cache(true);
-        helpers.push(exec);
-    }
-    Ok(helpers)
-}
-
 /// Builds the driver for `target` and starts it.
 fn prepare(
     opts: &Options,
@@ -621,7 +596,6 @@ pub fn reduce_reproduced(
             ),
         );
     }
-    let helpers = start_helpers(exec, opts.drivers.saturating_sub(1))?;
 
     let started = Instant::now();
     let original_len = data.len();
@@ -630,7 +604,7 @@ pub fn reduce_reproduced(
         let progress_reporter = std::cell::RefCell::new(reporter.as_deref_mut());
         let oracle = CrashOracle::new(&mut *exec, signature.clone(), opts.match_mode, data)
             .with_budget(opts.budget)
-            .with_helpers(helpers)
+            .with_new_helpers(opts.drivers.saturating_sub(1))
             .on_progress(|pr| {
                 if let Some(r) = progress_reporter.borrow_mut().as_deref_mut() {
                     r.progress(original_len, pr.best_len, pr.executed, pr.elapsed)
@@ -649,6 +623,8 @@ pub fn reduce_reproduced(
         };
         let stats = cached.stats();
         let mut oracle = cached.into_inner();
+        // What other drivers were still running past an answer counts too.
+        oracle.finish();
         // A finished reducer's answer is the result (the choice shrinker
         // orders candidates by value, not by bytes, so it may differ from the
         // oracle's byte-wise best). A run cut short keeps whichever is smaller.

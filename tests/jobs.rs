@@ -157,6 +157,7 @@ fn speculative_answers_are_the_sequential_ones() {
             seen.push((answer, oracle.best().to_vec()));
         }
         assert!(!oracle.exhausted());
+        oracle.finish();
         let others: u64 = oracle.other_signatures().iter().map(|(_, n)| n).sum();
         (
             seen,
