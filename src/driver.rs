@@ -346,6 +346,65 @@ pub fn driver_dir(project: &FuzzProject, opts: &BuildOptions) -> PathBuf {
     build_root(project, opts).join(format!("driver-{}", project.package.name))
 }
 
+/// Where [`build_planned`] puts `target`'s driver for `kind`, when that is
+/// known before building and an earlier build left a driver there: a run can
+/// start it while cargo checks whether it is up to date, and keep it if the
+/// build returns the very same file ([`FileIdentity`]). Only the faithful
+/// build's place is predicted (the generated package's may move).
+pub fn previous_binary(
+    project: &FuzzProject,
+    target: &str,
+    opts: &BuildOptions,
+    kind: &BuildKind,
+) -> Option<PathBuf> {
+    if !matches!(kind, BuildKind::CargoFuzz { .. }) || PatchSource::of(project).is_none() {
+        return None;
+    }
+    let target_dir = opts
+        .target_dir
+        .clone()
+        .unwrap_or_else(|| project.target_directory.clone());
+    let path = target_dir
+        .join("reduce-crash")
+        .join("bin")
+        .join(host_triple().ok()?)
+        .join(target);
+    path.is_file().then_some(path)
+}
+
+/// What tells one file from another and from its earlier contents: device,
+/// inode, size and modification time. A driver started from a file is the
+/// driver a build returns if the build returns a file of the same identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileIdentity {
+    pub fn of(path: &Path) -> Option<FileIdentity> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(FileIdentity {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            modified: m.modified().ok(),
+        })
+    }
+}
+
+/// Asks the active toolchain for its version in the background (what
+/// [`plan`] needs), so that it runs while the caller waits for `cargo
+/// metadata`.
+pub fn warm_up() {
+    std::thread::spawn(|| {
+        rustc_version();
+    });
+}
+
 /// Builds `target` as planned ([`plan`]).
 pub fn build(project: &FuzzProject, target: &str, opts: &BuildOptions) -> Result<Driver> {
     let plan = plan(opts);

@@ -96,6 +96,7 @@ pub fn read_artifact(path: &Path) -> Result<Vec<u8>> {
 fn locate_target(opts: &Options, artifact: &Path) -> Result<(FuzzProject, String)> {
     let mut locate = opts.locate.clone();
     locate.artifact = Some(artifact.to_owned());
+    driver::warm_up();
     let project = FuzzProject::locate(&locate)?;
     let target = project
         .resolve_target(opts.fuzz_target.as_deref(), artifact)?
@@ -179,6 +180,55 @@ fn prepare(
         kind: built.kind,
         exec,
     })
+}
+
+/// Builds the driver for `target`, starts it and runs the original on it
+/// ([`check_reproduces`]). A driver an earlier build left in place is
+/// started and tried meanwhile, while cargo checks that it is up to date (a
+/// no-op `cargo build` takes longer than starting a driver and reproducing
+/// most artifacts); what it found is kept only if the build returns that
+/// very file ([`driver::FileIdentity`]), else it all happens again on what
+/// was built.
+fn prepare_reproduced(
+    opts: &Options,
+    plan: &Plan,
+    project: FuzzProject,
+    target: String,
+    original: (&[u8], bool),
+    reporter: &mut Reporter,
+) -> Result<(Prepared, Reproduction)> {
+    let (data, named_timeout) = original;
+    let reproduce = |binary: &Path| -> Result<(Executor, Reproduction)> {
+        let mut exec = start_driver(opts, binary)?;
+        let reproduction = check_reproduces(opts, &mut exec, data, named_timeout)?;
+        Ok((exec, reproduction))
+    };
+    let previous = driver::previous_binary(&project, &target, &opts.build, &plan.kind)
+        .and_then(|path| Some((driver::FileIdentity::of(&path)?, path)));
+    let (built, early) = std::thread::scope(|scope| {
+        let early = previous
+            .as_ref()
+            .map(|(_, path)| scope.spawn(|| reproduce(path)));
+        let built = build_driver(opts, plan, &project, &target, reporter);
+        let early = early.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        (built, early)
+    });
+    let built = built?;
+    let unchanged =
+        previous.is_some_and(|(id, _)| driver::FileIdentity::of(&built.binary) == Some(id));
+    let (exec, reproduction) = match early {
+        Some(Ok(early)) if unchanged => early,
+        _ => reproduce(&built.binary)?,
+    };
+    Ok((
+        Prepared {
+            project,
+            target,
+            kind: built.kind,
+            exec,
+        },
+        reproduction,
+    ))
 }
 
 /// What running an original `--reruns` times showed.
@@ -480,11 +530,16 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
     };
     let (project, target) = locate_target(opts, artifact)?;
     let plan = plan_build(opts, reporter);
-    let mut p = prepare(opts, &plan, project, target, reporter)?;
-
-    let (signature, slowest) =
-        check_reproduces(opts, &mut p.exec, &data, timeouts::named_timeout(artifact))?
-            .into_result(artifact, &p.target)?;
+    let named_timeout = timeouts::named_timeout(artifact);
+    let (mut p, reproduction) = prepare_reproduced(
+        opts,
+        &plan,
+        project,
+        target,
+        (&data, named_timeout),
+        reporter,
+    )?;
+    let (signature, slowest) = reproduction.into_result(artifact, &p.target)?;
     reporter.status(
         "Reproduced",
         format!(
