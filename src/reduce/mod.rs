@@ -204,6 +204,10 @@ where
     // Candidates asked for since the last random stage (the count is the
     // same on every run, unlike time, so the result depends on the seed only).
     let mut asked_before = 0;
+    // The length before the last random stage: random stages go on only
+    // while they lead to shorter inputs (a lower byte at the same length is
+    // kept, and the rounds after it run, but it does not buy another stage).
+    let mut len_before_random = None;
     loop {
         let mut structural = false;
         macro_rules! pass {
@@ -232,9 +236,13 @@ where
         if structural {
             continue;
         }
-        if pipeline.random_tests == 0 || current.is_empty() {
+        if pipeline.random_tests == 0
+            || current.is_empty()
+            || len_before_random.is_some_and(|len| current.len() >= len)
+        {
             return current;
         }
+        len_before_random = Some(current.len());
         let budget = pipeline.random_tests.min(oracle.calls - asked_before);
         let changed = pass!("random", |c: &[u8], o: &mut Counting<'_, O>| {
             reduce_randomly(c, o, seed, budget).0
@@ -432,6 +440,22 @@ mod tests {
         let result = reduce_bytes(input, &mut rec);
         assert_eq!(rec.log.len(), 10);
         assert!(result.contains(&b'!') && result.len() <= input.len());
+    }
+
+    #[test]
+    fn random_stages_go_on_only_while_they_shorten() {
+        // Any 40 non-zero bytes: nothing deterministic lowers `0` at this
+        // length, but nearly every random change does. One random stage
+        // finds one, the rounds after it shorten nothing, and that ends it.
+        let pred = |c: &[u8]| c.len() == 40 && !c.contains(&0);
+        let mut cached = Cached::new(|c: &[u8]| pred(c));
+        let mut log = PassLog::default();
+        let pipeline = Pipeline::default();
+        let result = reduce_with(&[b'x'; 40], &mut cached, &pipeline, &mut log);
+        assert!(pred(&result) && result.as_slice() < [b'0'; 40].as_slice());
+        let random = log.passes.iter().find(|p| p.name == "random").unwrap();
+        assert_eq!(random.improved, 1);
+        assert!(random.tests <= pipeline.random_tests as u64);
     }
 
     #[test]

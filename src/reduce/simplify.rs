@@ -86,13 +86,27 @@ where
     }
 }
 
-/// Step 2: one position at a time, left to right.
+/// A run of equal elements longer than this is tried one position at a
+/// time only at its ends ([`RUN_ENDS`] positions each side).
+pub const LONG_RUN: usize = 64;
+
+/// How many positions at each end of a long run are tried one at a time.
+pub const RUN_ENDS: usize = 16;
+
+/// Step 2: one position at a time, left to right. Inside a run of more
+/// than [`LONG_RUN`] equal elements only the first and last [`RUN_ENDS`]
+/// positions are tried: such a run is nearly always the nesting of a stack
+/// overflow or padding, whose positions all fail alike (step 1 tried the
+/// run's value everywhere at once), and trying each would cost a test per
+/// element, each as slow as the deep input (5,375 tests on a TOML stack
+/// overflow).
 fn replace_positions<E, O>(current: &mut [E], oracle: &mut O, batch: &mut Batch<E>)
 where
     E: Canonical,
     O: Oracle<E> + ?Sized,
 {
-    let positions: Vec<usize> = (0..current.len())
+    let positions: Vec<usize> = tried_positions(current)
+        .into_iter()
         .filter(|&i| current[i].canonical().is_some())
         .collect();
     let mut next = 0;
@@ -110,6 +124,27 @@ where
         current[i] = replaced(current[i], current[i]);
         next += k + 1;
     }
+}
+
+/// Every position, except the interiors of long runs of equal elements.
+fn tried_positions<E: PartialEq>(current: &[E]) -> Vec<usize> {
+    let mut positions = Vec::with_capacity(current.len());
+    let mut start = 0;
+    while start < current.len() {
+        let end = start
+            + current[start..]
+                .iter()
+                .take_while(|x| **x == current[start])
+                .count();
+        if end - start > LONG_RUN {
+            positions.extend(start..start + RUN_ENDS);
+            positions.extend(end - RUN_ENDS..end);
+        } else {
+            positions.extend(start..end);
+        }
+        start = end;
+    }
+    positions
 }
 
 /// `x`, or its canonical value if `x == value`.
@@ -156,6 +191,23 @@ mod tests {
     fn per_position_step_keeps_what_matters() {
         let pred = |c: &[u8]| c.contains(&b'(') && c.contains(&b')') && c.len() == 5;
         assert_eq!(simplify(b"x(yz)", &mut |c: &[u8]| pred(c)), b"\0(\0\0)");
+    }
+
+    #[test]
+    fn long_runs_are_tried_at_their_ends_only() {
+        // `a=` then 200 `[` (a stack overflow's nesting): every `[` must stay.
+        let mut input = b"a=".to_vec();
+        input.extend([b'['; 200]);
+        let mut rec = Recorder::new(|c: &[u8]| c.len() == 202 && c[2..].iter().all(|&b| b == b'['));
+        let result = simplify(&input, &mut rec);
+        assert_eq!(&result[..2], b"\0\0");
+        // The run's value once in step 1, then 2 × 16 of its positions.
+        let run_tests = rec.log.iter().filter(|c| c[2..].contains(&b'0')).count();
+        assert_eq!(run_tests, 1 + 2 * RUN_ENDS);
+        // A run of exactly LONG_RUN is still tried everywhere.
+        let mut rec = Recorder::new(|c: &[u8]| c.iter().all(|&b| b == b'['));
+        simplify(&[b'['; LONG_RUN], &mut rec);
+        assert_eq!(rec.log.len(), 1 + LONG_RUN);
     }
 
     #[test]
