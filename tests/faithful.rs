@@ -45,6 +45,10 @@ fn main() {
         ),
         judged("old_style_target_reduces_and_reproduces", old_style),
         judged("own_global_allocator_in_the_default_build", own_allocator),
+        judged(
+            "a_changed_target_is_never_judged_by_its_old_driver",
+            changed_target,
+        ),
         Trial::test(
             "without_nightly_one_note_and_documented_exit_codes",
             without_nightly,
@@ -454,6 +458,40 @@ fn own_allocator() -> Result<(), Failed> {
     })?;
     let result = std::fs::read(reduced_path(&artifact)).unwrap();
     check(result == b"KEY=;", || format!("{result:?}"))
+}
+
+/// A driver an earlier build left in place is started while cargo checks
+/// that it is up to date, and is kept only if the build returns the same
+/// file: after the target's source changes (here: its bug is fixed), the
+/// next run must judge the artifact by the new build (it no longer crashes:
+/// exit 3), not by the old driver (which would reproduce and reduce it).
+fn changed_target() -> Result<(), Failed> {
+    let root = copy_fixture_as("buggy", "buggy-changed");
+    let dir = root.join("fuzz/artifacts/index");
+    std::fs::create_dir_all(&dir).unwrap();
+    let artifact = dir.join("crash-changed");
+    std::fs::write(&artifact, noisy("changed", b"REG7")).unwrap();
+    let run = reduce_as_is(&root, &artifact, &[]);
+    check(run.code == Some(0), || run.describe())?;
+    let result = reduced_path(&artifact);
+    check(std::fs::read(&result).unwrap() == b"REG4", || {
+        run.describe()
+    })?;
+    std::fs::remove_file(&result).unwrap();
+
+    let source = root.join("fuzz/fuzz_targets/index.rs");
+    let fixed = std::fs::read_to_string(&source)
+        .unwrap()
+        .replace("buggy::read_registers(data)", "data.len()");
+    std::fs::write(&source, fixed).unwrap();
+    let run = reduce_as_is(&root, &artifact, &[]);
+    check(run.code == Some(3), || {
+        format!(
+            "the fixed target was judged by its old driver\n{}",
+            run.describe()
+        )
+    })?;
+    check(!result.exists(), || "a result was written".into())
 }
 
 // ------------------------------------------------------------------ without nightly
