@@ -349,26 +349,39 @@ pub fn driver_dir(project: &FuzzProject, opts: &BuildOptions) -> PathBuf {
 /// Where [`build_planned`] puts `target`'s driver for `kind`, when that is
 /// known before building and an earlier build left a driver there: a run can
 /// start it while cargo checks whether it is up to date, and keep it if the
-/// build returns the very same file ([`FileIdentity`]). Only the faithful
-/// build's place is predicted (the generated package's may move).
+/// build returns the very same file ([`FileIdentity`]).
 pub fn previous_binary(
     project: &FuzzProject,
     target: &str,
     opts: &BuildOptions,
     kind: &BuildKind,
 ) -> Option<PathBuf> {
-    if !matches!(kind, BuildKind::CargoFuzz { .. }) || PatchSource::of(project).is_none() {
-        return None;
-    }
-    let target_dir = opts
-        .target_dir
-        .clone()
-        .unwrap_or_else(|| project.target_directory.clone());
-    let path = target_dir
-        .join("reduce-crash")
-        .join("bin")
-        .join(host_triple().ok()?)
-        .join(target);
+    let triple = host_triple().ok()?;
+    let path = match kind {
+        BuildKind::CargoFuzz { .. } if PatchSource::of(project).is_some() => {
+            let target_dir = opts
+                .target_dir
+                .clone()
+                .unwrap_or_else(|| project.target_directory.clone());
+            target_dir
+                .join("reduce-crash")
+                .join("bin")
+                .join(triple)
+                .join(target)
+        }
+        BuildKind::CargoFuzz { .. } | BuildKind::Generated => {
+            let own_allocator = driver_dir(project, opts)
+                .join("own-global-allocator")
+                .join(target)
+                .exists();
+            let profile = if opts.dev { "debug" } else { "release" };
+            build_root(project, opts)
+                .join(generated_build_dir(own_allocator, opts))
+                .join(triple)
+                .join(profile)
+                .join(target)
+        }
+    };
     path.is_file().then_some(path)
 }
 
@@ -800,14 +813,13 @@ fn build_generated(project: &FuzzProject, target: &str, opts: &BuildOptions) -> 
     let marker = dir.join("own-global-allocator").join(target);
     let mut own_allocator = marker.exists();
     let built = loop {
-        let (dir, build_dir) = if own_allocator {
+        let build_dir = generated_build_dir(own_allocator, opts);
+        let dir = if own_allocator {
             let mut name = dir.file_name().unwrap_or_default().to_os_string();
             name.push("-own-allocator");
-            (dir.with_file_name(name), "build-own-allocator")
-        } else if opts.coverage {
-            (dir.clone(), "build-cov")
+            dir.with_file_name(name)
         } else {
-            (dir.clone(), "build")
+            dir.clone()
         };
         generate(project, &dir, !own_allocator)?;
         let cmd = generated_build(project, &dir, build_dir, target, opts)?;
@@ -835,6 +847,17 @@ fn build_generated(project: &FuzzProject, target: &str, opts: &BuildOptions) -> 
         kind: BuildKind::Generated,
         notes,
     })
+}
+
+/// The target directory (under the build root) of a generated package's build.
+fn generated_build_dir(own_allocator: bool, opts: &BuildOptions) -> &'static str {
+    if own_allocator {
+        "build-own-allocator"
+    } else if opts.coverage {
+        "build-cov"
+    } else {
+        "build"
+    }
 }
 
 /// rustc's error for two `#[global_allocator]`s in one binary.

@@ -1032,6 +1032,32 @@ fn reduces_reject_target() {
 
 // ------------------------------------------------------------------ 7. running twice
 
+/// The driver an earlier build left is started while cargo checks that it
+/// is up to date, and kept only if the build returns the same file: once the
+/// target's bug is fixed, the next run says it does not crash (exit 3), as
+/// the new build does, instead of reproducing it on the old driver.
+#[test]
+fn a_changed_target_is_never_judged_by_its_old_driver() {
+    let root = copy_fixture_as("buggy", "buggy-changed-none");
+    let dir = root.join("fuzz/artifacts/index");
+    std::fs::create_dir_all(&dir).unwrap();
+    let artifact = dir.join("crash-changed");
+    std::fs::write(&artifact, noisy("changed-none", b"REG7")).unwrap();
+    let args = [artifact.to_str().unwrap()];
+    run(&args, &root).assert_code(0);
+    let result = reduced_path(&artifact);
+    assert_eq!(std::fs::read(&result).unwrap(), b"REG4");
+    std::fs::remove_file(&result).unwrap();
+
+    let source = root.join("fuzz/fuzz_targets/index.rs");
+    let fixed = std::fs::read_to_string(&source)
+        .unwrap()
+        .replace("buggy::read_registers(data)", "data.len()");
+    std::fs::write(&source, fixed).unwrap();
+    run(&args, &root).assert_code(3).assert_no_panic();
+    assert!(!result.exists(), "a result was written");
+}
+
 #[test]
 fn second_run_reuses_the_driver_and_overwrites_atomically() {
     let test = "second_run_reuses_the_driver";
