@@ -28,7 +28,7 @@
 
 mod common;
 
-use reduce_crash::rng::Rng;
+use reduce_crash::reduce::rng::Rng;
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -22,10 +22,10 @@ mod common;
 mod real;
 
 use common::{copy_tree, minimized, run_limited, Finished};
-use reduce_crash::driver::{self, BuildOptions};
-use reduce_crash::exec::{ExecConfig, Executor};
-use reduce_crash::outcome::Outcome;
-use reduce_crash::project::FuzzProject;
+use reduce_crash::run::driver::{self, BuildOptions};
+use reduce_crash::run::exec::{ExecConfig, Executor};
+use reduce_crash::run::outcome::Outcome;
+use reduce_crash::run::project::FuzzProject;
 use serde_json::Value;
 use std::fs;
 use std::path::Path;

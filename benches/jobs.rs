@@ -21,7 +21,7 @@
 
 mod common;
 
-use reduce_crash::rng::Rng;
+use reduce_crash::reduce::rng::Rng;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;

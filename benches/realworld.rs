@@ -37,7 +37,7 @@ mod common;
 mod real;
 
 use common::{copy_tree, minimized, run_limited, Finished};
-use reduce_crash::crash_report;
+use reduce_crash::run::crash_report;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;

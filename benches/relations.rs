@@ -24,9 +24,9 @@
 //! Run with `cargo bench --bench relations` (about a minute).
 
 use arbitrary::{Arbitrary, Unstructured};
-use reduce_crash::oracle::{Oracle, Span};
+use reduce_crash::reduce::oracle::{Oracle, Span};
+use reduce_crash::reduce::rng::Rng;
 use reduce_crash::reduce::{shrink_choices, shrink_generated, GeneratorOracle};
-use reduce_crash::rng::Rng;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::time::Instant;

@@ -17,13 +17,13 @@
 
 mod common;
 
-use reduce_crash::crash_oracle::{Budget, CrashOracle};
-use reduce_crash::driver::{self, BuildOptions};
-use reduce_crash::exec::{ExecConfig, Executor};
-use reduce_crash::oracle::Cached;
-use reduce_crash::outcome::{MatchMode, Outcome};
-use reduce_crash::project::FuzzProject;
+use reduce_crash::reduce::oracle::Cached;
 use reduce_crash::reduce::Strategy;
+use reduce_crash::run::crash_oracle::{Budget, CrashOracle};
+use reduce_crash::run::driver::{self, BuildOptions};
+use reduce_crash::run::exec::{ExecConfig, Executor};
+use reduce_crash::run::outcome::{MatchMode, Outcome};
+use reduce_crash::run::project::FuzzProject;
 use std::time::{Duration, Instant};
 
 fn executor(program: &std::path::Path) -> Executor {

@@ -33,7 +33,7 @@ use reduce_crash::grammar::generate::{GenerateConfig, Generator, Rng};
 use reduce_crash::grammar::load::builtin_grammar;
 use reduce_crash::grammar::reduce::TreeStrategy;
 use reduce_crash::grammar::{Grammar, Parser, Tree};
-use reduce_crash::oracle::{Cached, Oracle};
+use reduce_crash::reduce::oracle::{Cached, Oracle};
 
 // ---------------------------------------------------------------- predicates
 

@@ -23,7 +23,7 @@
 
 mod common;
 
-use reduce_crash::rng::Rng;
+use reduce_crash::reduce::rng::Rng;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -20,11 +20,11 @@
 //!
 //! `--json` prints the two result rows as JSON lines instead of the table.
 
-use reduce_crash::coverage::Features;
-use reduce_crash::outcome::Outcome;
-use reduce_crash::rng::Rng;
-use reduce_crash::shrink::Shrinker;
-use reduce_crash::target::{RunningTarget, TargetOptions};
+use reduce_crash::reduce::rng::Rng;
+use reduce_crash::reduce::shrink::Shrinker;
+use reduce_crash::run::coverage::Features;
+use reduce_crash::run::outcome::Outcome;
+use reduce_crash::run::target::{RunningTarget, TargetOptions};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -68,7 +68,7 @@ pub enum Error {
         len: usize,
     },
     #[error(transparent)]
-    Exec(#[from] crate::exec::ExecError),
+    Exec(#[from] crate::run::exec::ExecError),
     #[error("{path} does not crash `{target}`: the target {outcome} it ({runs} runs); nothing to reduce")]
     NoCrash {
         path: PathBuf,

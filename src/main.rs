@@ -2,7 +2,7 @@
 //! exit codes (see `reduce_crash::exit_code`).
 
 use reduce_crash::cli::Cli;
-use reduce_crash::report::Reporter;
+use reduce_crash::session::report::Reporter;
 use reduce_crash::{campaign, exit_code, interrupt, session};
 
 fn main() {
@@ -38,7 +38,7 @@ fn run(cli: &Cli, reporter: &mut Reporter) -> i32 {
     }
     if cli.corpus {
         interrupt::install();
-        let corpus = reduce_crash::corpus::CorpusCommand {
+        let corpus = reduce_crash::campaign::corpus::CorpusCommand {
             dir: cli.artifacts.first().cloned(),
             in_place: cli.in_place,
             shrink: !cli.no_shrink,
@@ -47,7 +47,7 @@ fn run(cli: &Cli, reporter: &mut Reporter) -> i32 {
             reporter.error("--corpus takes one corpus directory", exit_code::USAGE);
             return exit_code::USAGE;
         }
-        return match reduce_crash::corpus::run(&opts, &corpus, reporter) {
+        return match reduce_crash::campaign::corpus::run(&opts, &corpus, reporter) {
             Ok(summary) => {
                 reporter.corpus_finished(&summary);
                 if summary.interrupted {

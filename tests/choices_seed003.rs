@@ -28,7 +28,7 @@
 //!
 //! Run with `--nocapture` to see the comparison table.
 
-use reduce_crash::oracle::{Cached, Oracle, Span};
+use reduce_crash::reduce::oracle::{Cached, Oracle, Span};
 use reduce_crash::reduce::{probe_spans, shrink_choices};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};

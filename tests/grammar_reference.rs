@@ -29,8 +29,8 @@ use reduce_crash::grammar::reduce::{
     check_tree, grammar_reducer, perses, GrammarReducerMode, TreeStrategy,
 };
 use reduce_crash::grammar::{builtin_grammar, Grammar, Parser, Term, Tree};
-use reduce_crash::oracle::{Cached, Oracle};
 use reduce_crash::reduce::fuzzingbook_dd;
+use reduce_crash::reduce::oracle::{Cached, Oracle};
 use serde_json::Value;
 
 /// `crate::grammar` for the shared test support below.

@@ -14,12 +14,12 @@
 mod common;
 
 use common::*;
-use reduce_crash::crash_oracle::CrashOracle;
-use reduce_crash::driver::{self, BuildOptions};
-use reduce_crash::exec::{ExecConfig, Executor};
-use reduce_crash::oracle::Oracle;
-use reduce_crash::outcome::{MatchMode, Outcome};
-use reduce_crash::project::FuzzProject;
+use reduce_crash::reduce::oracle::Oracle;
+use reduce_crash::run::crash_oracle::CrashOracle;
+use reduce_crash::run::driver::{self, BuildOptions};
+use reduce_crash::run::exec::{ExecConfig, Executor};
+use reduce_crash::run::outcome::{MatchMode, Outcome};
+use reduce_crash::run::project::FuzzProject;
 use serde_json::Value;
 use std::time::Duration;
 

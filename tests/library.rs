@@ -5,9 +5,9 @@
 mod common;
 
 use common::*;
-use reduce_crash::outcome::{CrashKind, MatchMode, Outcome};
-use reduce_crash::shrink::Shrinker;
-use reduce_crash::target::{RunningTarget, TargetOptions};
+use reduce_crash::reduce::shrink::Shrinker;
+use reduce_crash::run::outcome::{CrashKind, MatchMode, Outcome};
+use reduce_crash::run::target::{RunningTarget, TargetOptions};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};

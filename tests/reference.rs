@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 
-use reduce_crash::oracle::{Cached, Oracle};
+use reduce_crash::reduce::oracle::{Cached, Oracle};
 use reduce_crash::reduce::{ddmin, fuzzingbook_dd, reduce_bytes, seed_ddmin, seed_ddrmin};
 use serde_json::Value;
 

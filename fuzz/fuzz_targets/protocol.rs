@@ -10,5 +10,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    reduce_crash::exec::fuzz_decode(data);
+    reduce_crash::run::exec::fuzz_decode(data);
 });

@@ -8,7 +8,7 @@
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
-use reduce_crash::oracle::Cached;
+use reduce_crash::reduce::oracle::Cached;
 use reduce_crash::reduce::Strategy;
 
 /// A family of monotone-ish predicates over byte strings.

@@ -1,6 +1,6 @@
 //! Buckets: reproducing artifacts that crash the same way under `--match`.
 
-use crate::outcome::{Identity, MatchMode, Signature};
+use crate::run::outcome::{Identity, MatchMode, Signature};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -78,7 +78,7 @@ pub fn group(mode: MatchMode, crashed: &[Crashed<'_>]) -> Vec<Bucket> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::CrashKind;
+    use crate::run::outcome::CrashKind;
     use std::path::PathBuf;
 
     fn sig(loc: &str, msg: &str) -> Signature {

@@ -23,16 +23,16 @@
 //! one driver binary (by the hash of its bytes) and one set of settings, so
 //! running again on an unchanged directory reruns and re-reduces nothing.
 
-use crate::driver::BuildKind;
 use crate::error::{Error, Result};
-use crate::exec::Executor;
 use crate::exit_code;
 use crate::grammar::Grammar;
 use crate::interrupt;
-use crate::outcome::{Outcome, Signature};
 use crate::output::{check_output, default_output};
-use crate::project::{find_manifest, FuzzProject, Locate};
-use crate::report::{path_json, Reporter, Summary};
+use crate::run::driver::BuildKind;
+use crate::run::exec::Executor;
+use crate::run::outcome::{Outcome, Signature};
+use crate::run::project::{find_manifest, FuzzProject, Locate};
+use crate::session::report::{path_json, Reporter, Summary};
 use crate::session::{self, Options, ReduceJob};
 use serde_json::json;
 use std::collections::HashMap;
@@ -42,6 +42,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 mod bucket;
+pub mod corpus;
 mod discover;
 mod record;
 
@@ -222,7 +223,7 @@ fn classify_one(pool: &mut Pool<'_>, found: &Found) -> Result<Classification> {
             opts,
             exec,
             &data,
-            crate::timeouts::named_timeout(&found.path),
+            crate::run::timeouts::named_timeout(&found.path),
         )?,
     ))
 }

@@ -4,8 +4,8 @@
 //! the finished reductions (valid while their output is unchanged).
 
 use crate::error::{Error, Result};
-use crate::outcome::Signature;
 use crate::output::write_atomic;
+use crate::run::outcome::Signature;
 use crate::session::{Options, Reproduction, StrategyChoice};
 use serde::{Deserialize, Serialize};
 use std::io::Read;
@@ -251,8 +251,8 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::MatchMode;
-    use crate::project::Locate;
+    use crate::run::outcome::MatchMode;
+    use crate::run::project::Locate;
 
     fn record(dir: &Path, output: &[u8]) -> (Record, RecordKey) {
         std::fs::write(dir.join("crash-1.reduced"), output).unwrap();

@@ -23,7 +23,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::{Grammar, Term, Tree};
 
-pub use crate::rng::Rng;
+pub use crate::reduce::rng::Rng;
 
 /// Size bounds of [`generate`] (the Fuzzing Book's `GrammarFuzzer`
 /// parameters, plus a depth bound and an expansion cap).

@@ -10,7 +10,7 @@
 //! sequential meaning: the answer is the index of the first interesting
 //! candidate in the whole list.
 
-use crate::oracle::Oracle;
+use crate::reduce::oracle::Oracle;
 
 /// At most this many candidates go to the oracle in one call.
 const MAX_CANDIDATES: usize = 128;

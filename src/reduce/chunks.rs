@@ -12,7 +12,7 @@
 //! the fixpoint is also 1-minimal (unless the oracle became exhausted).
 
 use super::batch::{write_without, Batch};
-use crate::oracle::Oracle;
+use crate::reduce::oracle::Oracle;
 
 /// Deletes chunks from `input` (assumed interesting, never tested) until no
 /// single chunk deletion of any size works.

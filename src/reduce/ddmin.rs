@@ -10,7 +10,7 @@
 //! doubles until chunks are single elements.
 
 use super::batch::Batch;
-use crate::oracle::Oracle;
+use crate::reduce::oracle::Oracle;
 
 /// Reduces `input` (assumed interesting, never tested) with ddmin.
 ///

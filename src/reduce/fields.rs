@@ -17,7 +17,7 @@
 
 use super::batch::Batch;
 use super::numbers::{lower_numbers, Companions, Format, Number};
-use crate::oracle::Oracle;
+use crate::reduce::oracle::Oracle;
 
 /// Single bytes are lowered only on inputs up to this long (each costs a
 /// few tests).
@@ -125,7 +125,7 @@ where
 mod tests {
     use super::super::testing::{arb_case, shortlex_le};
     use super::*;
-    use crate::oracle::Cached;
+    use crate::reduce::oracle::Cached;
     use proptest::prelude::*;
 
     /// "BF", a little-endian u32 offset, and 0xCC at that offset (after the
@@ -140,7 +140,7 @@ mod tests {
 
     /// Seeded bytes in 1..=200 (never zero, never the 0xCC marker).
     fn noise(n: usize, seed: u64) -> Vec<u8> {
-        let mut rng = crate::rng::Rng::new(seed);
+        let mut rng = crate::reduce::rng::Rng::new(seed);
         (0..n).map(|_| rng.byte() % 200 + 1).collect()
     }
 

@@ -10,7 +10,7 @@
 //! seen), and draw boundaries are probed through the same `Debug` form.
 
 use super::choices::{probe_spans, shrink_choices};
-use crate::oracle::{Oracle, Span};
+use crate::reduce::oracle::{Oracle, Span};
 use arbitrary::Unstructured;
 use std::collections::HashMap;
 use std::fmt::Debug;

@@ -30,8 +30,11 @@ pub mod fields;
 pub mod generator;
 pub mod nesting;
 pub mod numbers;
+pub mod oracle;
 pub mod random;
+pub mod rng;
 pub mod seeds;
+pub mod shrink;
 pub mod simplify;
 #[cfg(test)]
 mod testing;
@@ -40,7 +43,7 @@ pub mod truncate;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::oracle::{Oracle, Span};
+use crate::reduce::oracle::{Oracle, Span};
 
 pub use choices::{probe_spans, shrink_choices, ChoiceElement};
 pub use chunks::{delete_chunks, delete_windows};
@@ -400,7 +403,7 @@ impl FromStr for Strategy {
 mod tests {
     use super::testing::{arb_case, is_one_minimal, shortlex_le, Recorder};
     use super::*;
-    use crate::oracle::Cached;
+    use crate::reduce::oracle::Cached;
     use proptest::prelude::*;
     // Not proptest's `Strategy` trait.
     use super::Strategy;

@@ -22,7 +22,7 @@
 //! else. Every accepted candidate is shorter than the current input.
 
 use super::batch::Batch;
-use crate::oracle::Oracle;
+use crate::reduce::oracle::Oracle;
 use std::ops::Range;
 
 /// Bracket kinds, each matched independently of the others.
@@ -366,7 +366,7 @@ where
 mod tests {
     use super::super::testing::{arb_case, shortlex_le, Recorder};
     use super::*;
-    use crate::oracle::Cached;
+    use crate::reduce::oracle::Cached;
     use proptest::prelude::*;
 
     /// Nesting depth of `[` brackets, `None` if they do not balance.

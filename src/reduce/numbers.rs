@@ -24,8 +24,8 @@
 //! shortlex-smaller candidates are tried, so the pass terminates.
 
 use super::batch::Batch;
-use crate::crash_oracle::shortlex_less;
-use crate::oracle::Oracle;
+use super::oracle::shortlex_less;
+use crate::reduce::oracle::Oracle;
 use std::ops::Range;
 
 /// How a number is written.
@@ -366,7 +366,7 @@ mod tests {
         let result = reduce_numbers(&input, &mut |c: &[u8]| netstring_with_x(c));
         assert_eq!(result, b"1:X,");
         // The pipeline gets there too (deletion alone cannot).
-        let mut cached = crate::oracle::Cached::new(|c: &[u8]| netstring_with_x(c));
+        let mut cached = crate::reduce::oracle::Cached::new(|c: &[u8]| netstring_with_x(c));
         assert_eq!(super::super::reduce_bytes(&input, &mut cached), b"1:X,");
     }
 

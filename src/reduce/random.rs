@@ -11,9 +11,9 @@
 //! oracle in batches whose answer is the sequential one, so the result
 //! does not depend on how they are evaluated.
 
-use crate::crash_oracle::shortlex_less;
-use crate::oracle::Oracle;
-use crate::rng::Rng;
+use super::oracle::shortlex_less;
+use crate::reduce::oracle::Oracle;
+use crate::reduce::rng::Rng;
 
 /// Candidates drawn per round trip.
 const BATCH: usize = 64;

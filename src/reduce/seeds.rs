@@ -12,11 +12,11 @@
 //! * [`fuzzingbook_dd`]: the Fuzzing Book's `DeltaDebuggingReducer`
 //!   (§3.3), with its floating-point chunk boundaries.
 //!
-//! None of them caches; wrap the oracle in [`crate::oracle::Cached`] to get
+//! None of them caches; wrap the oracle in [`crate::reduce::oracle::Cached`] to get
 //! the Fuzzing Book's `CachingReducer` counting (`tests` = cache misses).
 
 use super::batch::{write_without, Batch};
-use crate::oracle::Oracle;
+use crate::reduce::oracle::Oracle;
 
 /// Seed 000's iterative `ddmin` (not Zeller's): deletes chunks of
 /// `len / 2` elements, halving the length after a scan without success.
@@ -165,7 +165,7 @@ fn complement_bounds(len: usize, n: usize, bounds: &mut Vec<(usize, usize)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::oracle::Cached;
+    use crate::reduce::oracle::Cached;
     use crate::reduce::testing::{arb_case, Recorder};
     use proptest::prelude::*;
 

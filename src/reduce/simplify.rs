@@ -14,7 +14,7 @@
 //! lexicographically smaller.
 
 use super::batch::Batch;
-use crate::oracle::Oracle;
+use crate::reduce::oracle::Oracle;
 
 /// An element type with a canonical "simplest" replacement value.
 pub trait Canonical: Copy + Ord {

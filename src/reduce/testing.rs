@@ -2,7 +2,7 @@
 //! "interesting" properties derived from a random input (for proptest), and
 //! the minimality checks the properties assert.
 
-use crate::oracle::Oracle;
+use crate::reduce::oracle::Oracle;
 use proptest::prelude::*;
 use proptest::sample::Index;
 

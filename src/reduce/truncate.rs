@@ -6,7 +6,7 @@
 //! of them), then the length is binary-searched between the largest power
 //! of two that failed and the smallest that worked. `O(log n)` tests.
 
-use crate::oracle::Oracle;
+use crate::reduce::oracle::Oracle;
 
 /// The shortest interesting prefix of `input` (assumed interesting, never
 /// tested) that the search finds; `input` itself if none is.

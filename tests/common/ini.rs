@@ -4,7 +4,7 @@
 //! crashes. Shared by `tests/corpus.rs` and `benches/corpus.rs`
 //! (`#[path]`-included there).
 
-pub use reduce_crash::rng::Rng;
+pub use reduce_crash::reduce::rng::Rng;
 
 /// An INI-like document; never an unterminated quote (the example's bug).
 pub fn ini_document(rng: &mut Rng) -> Vec<u8> {

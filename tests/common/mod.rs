@@ -173,7 +173,7 @@ pub fn stray_temporaries(dir: &Path) -> Vec<String> {
 
 // ------------------------------------------------------------------ noise
 
-pub use reduce_crash::rng::Rng;
+pub use reduce_crash::reduce::rng::Rng;
 
 /// Noise bytes: lowercase letters, digits 0–3, space and punctuation that no
 /// trigger uses (triggers use uppercase letters, `=`, `;`, `[`, `@`, `!`,

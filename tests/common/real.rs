@@ -229,13 +229,13 @@ fn own_frame(
     let ours = |file: &str| own(Path::new(file));
     let mut frames = Vec::new();
     for line in lines {
-        match reduce_crash::crash_report::parse_frame(line) {
+        match reduce_crash::run::crash_report::parse_frame(line) {
             Some(f) => frames.push(f),
             None if !frames.is_empty() => break,
             None => {}
         }
     }
-    let mut symbolizer = reduce_crash::crash_report::Symbolizer::new(binary);
+    let mut symbolizer = reduce_crash::run::crash_report::Symbolizer::new(binary);
     for frame in symbolizer.frames(&frames) {
         let Some(loc) = frame.location.as_deref() else {
             continue;

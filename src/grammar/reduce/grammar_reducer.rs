@@ -41,7 +41,7 @@
 
 use super::{term_matches, Reduction, Tester};
 use crate::grammar::{Grammar, Term, Tree};
-use crate::oracle::Oracle;
+use crate::reduce::oracle::Oracle;
 
 /// Which `reduce_tree` of the chapter to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -402,7 +402,7 @@ fn first_combination_below(arena: &Arena, options: &[Vec<Id>], limit: usize) -> 
 mod tests {
     use super::super::testing::{expr_grammar, parse_expr};
     use super::*;
-    use crate::oracle::Cached;
+    use crate::reduce::oracle::Cached;
 
     fn mystery(c: &[u8]) -> bool {
         let open = c.iter().position(|&b| b == b'(');

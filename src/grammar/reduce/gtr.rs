@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 
 use super::{empty_derivation, node_at, pruned_expansions, Reduction, Replacement, Tester};
 use crate::grammar::{Grammar, Tree};
-use crate::oracle::Oracle;
+use crate::reduce::oracle::Oracle;
 
 /// Reduces `tree` with generalised tree reduction; see the module
 /// documentation.
@@ -110,7 +110,7 @@ mod tests {
     use super::super::testing::{double_paren, expr_grammar, parse_expr};
     use super::*;
     use crate::grammar::Term;
-    use crate::oracle::Cached;
+    use crate::reduce::oracle::Cached;
 
     #[test]
     fn embeddings_are_subsequences() {

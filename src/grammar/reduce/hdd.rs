@@ -17,7 +17,7 @@
 
 use super::{byte_len, node_at, node_at_mut, Reduction, Tester};
 use crate::grammar::{Grammar, Tree};
-use crate::oracle::Oracle;
+use crate::reduce::oracle::Oracle;
 
 /// Reduces `tree` with one top-down HDD pass; see the module documentation.
 pub fn hdd<O>(grammar: &Grammar, tree: &Tree, oracle: &mut O) -> Reduction
@@ -138,7 +138,7 @@ impl<O: Oracle<u8> + ?Sized> Oracle<usize> for LevelOracle<'_, '_, '_, O> {
 mod tests {
     use super::super::testing::{expr_grammar, parse_expr};
     use super::*;
-    use crate::oracle::Cached;
+    use crate::reduce::oracle::Cached;
 
     #[test]
     fn prunes_operands_to_minimal_derivations() {

@@ -28,7 +28,7 @@
 //!
 //! * the input tree is assumed interesting and is never tested;
 //! * the answers are remembered by candidate bytes, so no string is tested
-//!   twice within one reduction even without a [`crate::oracle::Cached`]
+//!   twice within one reduction even without a [`crate::reduce::oracle::Cached`]
 //!   wrapper;
 //! * a replacement is only accepted when it makes the tree strictly smaller
 //!   in (bytes, nodes) order (the Fuzzing Book's reducer: in nodes, as the
@@ -48,7 +48,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::{Grammar, Term, Tree};
-use crate::oracle::Oracle;
+use crate::reduce::oracle::Oracle;
 
 pub use grammar_reducer::{grammar_reducer, GrammarReducerMode};
 pub use gtr::gtr;
@@ -63,7 +63,7 @@ pub use production::production;
 pub struct TreeStats {
     /// Candidates the oracle was asked about (answers remembered from
     /// earlier in the same reduction are not counted). With a
-    /// [`crate::oracle::Cached`] oracle that has not seen these strings
+    /// [`crate::reduce::oracle::Cached`] oracle that has not seen these strings
     /// before, this equals its `executed` count.
     pub tests: u64,
     /// Candidate trees that were not derivations of the grammar (never
@@ -796,7 +796,7 @@ impl<'a, O: Oracle<u8> + ?Sized> Tester<'a, O> {
 mod tests {
     use super::testing::{expr_grammar, parse_expr};
     use super::*;
-    use crate::oracle::Cached;
+    use crate::reduce::oracle::Cached;
 
     #[test]
     fn names_round_trip() {

@@ -46,7 +46,7 @@ use super::{
     Tester,
 };
 use crate::grammar::{Grammar, Tree};
-use crate::oracle::Oracle;
+use crate::reduce::oracle::Oracle;
 
 /// Reduces `tree` with Perses; see the module documentation.
 pub fn perses<O>(grammar: &Grammar, tree: &Tree, oracle: &mut O) -> Reduction
@@ -137,7 +137,7 @@ mod tests {
     use super::super::testing::{double_paren, expr_grammar, parse_expr};
     use super::*;
     use crate::grammar::Term;
-    use crate::oracle::Cached;
+    use crate::reduce::oracle::Cached;
     use std::collections::BTreeMap;
 
     #[test]

@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 
 use super::{class_byte, measure, node_at, Reduction, Replacement, Tester};
 use crate::grammar::{Grammar, Term, Tree};
-use crate::oracle::Oracle;
+use crate::reduce::oracle::Oracle;
 
 /// Reduces `tree` by production; see the module documentation.
 pub fn production<O>(grammar: &Grammar, tree: &Tree, oracle: &mut O) -> Reduction
@@ -166,7 +166,7 @@ fn find<'t>(source: &'t Tree, term: &Term) -> Option<&'t Tree> {
 mod tests {
     use super::super::testing::{number_grammar, parse_float};
     use super::*;
-    use crate::oracle::Cached;
+    use crate::reduce::oracle::Cached;
 
     /// The exercise's example: `100.99` fails; so does any number ≥ 1
     /// (and `NaN` does not).

@@ -25,7 +25,7 @@ use super::edit::Edit;
 use super::passes::{max_int, read_int, write_int, Endian};
 use super::probe::tokens;
 use super::{Shrinker, Unit};
-use crate::oracle::{Oracle, SpanKind};
+use crate::reduce::oracle::{Oracle, SpanKind};
 
 /// Most trailing bytes considered as length fields.
 const FIELD_REACH: usize = 16;

@@ -59,7 +59,7 @@ mod reshape;
 mod tests;
 
 use super::batch::Batch;
-use crate::oracle::{Oracle, Span, SpanKind};
+use crate::reduce::oracle::{Oracle, Span, SpanKind};
 use edit::Edit;
 use std::cmp::Ordering;
 use std::collections::HashSet;

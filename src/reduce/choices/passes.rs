@@ -14,7 +14,7 @@
 
 use super::edit::Edit;
 use super::{Shrinker, Unit, Units};
-use crate::oracle::{Oracle, SpanKind};
+use crate::reduce::oracle::{Oracle, SpanKind};
 use std::collections::HashMap;
 
 /// Most units deleted (or bytes zeroed, or bytes per swapped block without

@@ -23,7 +23,7 @@
 //! predicates) this step does nothing.
 
 use super::Shrinker;
-use crate::oracle::{Oracle, SpanKind};
+use crate::reduce::oracle::{Oracle, SpanKind};
 use std::collections::HashSet;
 
 /// Structural draws tried, from the start: each costs 256 decodes (one

@@ -2,7 +2,7 @@
 //! in `templates/driver/shim/src/probe.rs`, which the generated driver uses
 //! for fuzz targets too).
 
-use crate::oracle::{Span, SpanKind};
+use crate::reduce::oracle::{Span, SpanKind};
 
 #[path = "../../../templates/driver/shim/src/probe.rs"]
 mod shared;

@@ -29,7 +29,7 @@
 use super::edit::Edit;
 use super::passes::{max_int, read_int, write_int, Endian, MAX_RUN};
 use super::{Shrinker, Unit};
-use crate::oracle::{Oracle, SpanKind};
+use crate::reduce::oracle::{Oracle, SpanKind};
 use std::collections::HashSet;
 
 /// Most payload draws deleted after a changed variant.

@@ -1,6 +1,6 @@
 use super::*;
-use crate::oracle::Cached;
 use crate::reduce::ddmin;
+use crate::reduce::oracle::Cached;
 use crate::reduce::testing::{arb_case, is_one_minimal, shortlex_le, Recorder};
 use arbitrary::{Arbitrary, Unstructured};
 use proptest::prelude::*;
@@ -809,7 +809,7 @@ mod fixture {
 
     /// `tests/typed.rs`'s `blob`: 200–2000 seeded random bytes.
     pub(super) fn blob(target: &str, seed: u64) -> Vec<u8> {
-        let mut rng = crate::rng::Rng::from_name(&format!("typed-blob:{target}:{seed}"));
+        let mut rng = crate::reduce::rng::Rng::from_name(&format!("typed-blob:{target}:{seed}"));
         let len = 200 + (rng.next_u64() % 1801) as usize;
         (0..len).map(|_| rng.next_u64() as u8).collect()
     }
@@ -1024,7 +1024,7 @@ fn two_keys(c: &[u8]) -> bool {
 
 /// Lowercase noise with `KEY=` and `;` planted, seeded, `len` bytes.
 fn noisy_lines(seed: u64, len: usize) -> Vec<u8> {
-    let mut rng = crate::rng::Rng::from_state(seed);
+    let mut rng = crate::reduce::rng::Rng::from_state(seed);
     let noise = b"abcdefghijklmnopqrstuvwxyz0123 ,.:";
     let mut data: Vec<u8> = (0..len).map(|_| noise[rng.below(noise.len())]).collect();
     for _ in 0..len / 64 {

@@ -13,9 +13,9 @@
 //! driver goes on with the next list, and what it ran is collected later
 //! ([`Spread::take_finished`]) and counted as discarded.
 
-use crate::exec::{ExecConfig, ExecError, ExecStats, Executor};
 use crate::interrupt;
-use crate::outcome::{MatchMode, Outcome, Signature};
+use crate::run::exec::{ExecConfig, ExecError, ExecStats, Executor};
+use crate::run::outcome::{MatchMode, Outcome, Signature};
 use std::path::PathBuf;
 use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;

@@ -1,6 +1,6 @@
 //! Runs inputs through a long-lived driver process and classifies outcomes.
 //!
-//! The driver (built by [`crate::driver`]) hosts the fuzz target and runs
+//! The driver (built by [`crate::run::driver`]) hosts the fuzz target and runs
 //! many inputs per process, catching panics in-process. What a process
 //! cannot survive (a sanitizer report, an abort, a stack overflow, a fatal
 //! signal, a memory limit, a hang) kills it. With the driver's fork server
@@ -8,14 +8,14 @@
 //! and forks a fresh child in microseconds; a hang is killed at its
 //! deadline the same way. Without it, the whole driver dies and a new one is
 //! started. Either way the death is classified from the exit status and
-//! what the process printed ([`crate::crash_report`]).
+//! what the process printed ([`crate::run::crash_report`]).
 //!
 //! The wire protocol is documented in `templates/driver/shim/src/__driver.rs`.
 //! This module knows nothing about reduction.
 
-use crate::crash_report::{self, Symbolizer};
-use crate::oracle::{Span, SpanKind};
-use crate::outcome::{CrashKind, Outcome, Signature};
+use crate::reduce::oracle::{Span, SpanKind};
+use crate::run::crash_report::{self, Symbolizer};
+use crate::run::outcome::{CrashKind, Outcome, Signature};
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
@@ -391,7 +391,7 @@ impl Executor {
     /// killed the driver, or [`ExecError::NoCoverage`] when the driver was
     /// built without coverage.
     ///
-    /// [`BuildOptions::coverage`]: crate::driver::BuildOptions::coverage
+    /// [`BuildOptions::coverage`]: crate::run::driver::BuildOptions::coverage
     pub fn run_coverage(&mut self, input: &[u8]) -> Result<(Run, Option<Vec<u32>>), ExecError> {
         self.ensure_driver()?;
         if self.driver_mut().send_request(b'C', input).is_err() {

@@ -20,10 +20,11 @@
 mod spread;
 
 use crate::error::Error;
-use crate::exec::{ExecError, Executor};
 use crate::interrupt;
-use crate::oracle::{Oracle, Span};
-use crate::outcome::{MatchMode, Outcome, Signature};
+pub use crate::reduce::oracle::shortlex_less;
+use crate::reduce::oracle::{Oracle, Span};
+use crate::run::exec::{ExecError, Executor};
+use crate::run::outcome::{MatchMode, Outcome, Signature};
 use spread::{Chunk, Helper, Spread, SpreadParams};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -173,8 +174,8 @@ impl<'a> CrashOracle<'a> {
 
     /// The helpers' counters, summed (`exec`'s are its own), as of their
     /// last list.
-    pub fn helper_stats(&self) -> crate::exec::ExecStats {
-        let mut sum = crate::exec::ExecStats::default();
+    pub fn helper_stats(&self) -> crate::run::exec::ExecStats {
+        let mut sum = crate::run::exec::ExecStats::default();
         for h in &self.helpers {
             let s = h.stats();
             sum.executions += s.executions;
@@ -451,11 +452,6 @@ fn average(before: Option<Duration>, took: Duration, n: usize) -> Duration {
         Some(p) => (p * 3 + each) / 4,
         None => each,
     }
-}
-
-/// Shorter, or as long and lexicographically smaller.
-pub fn shortlex_less(a: &[u8], b: &[u8]) -> bool {
-    (a.len(), a) < (b.len(), b)
 }
 
 impl Oracle<u8> for CrashOracle<'_> {

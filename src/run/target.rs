@@ -5,13 +5,13 @@
 //! corpus post-processor, a mutation fuzzer shrinking its population) want
 //! the target itself: run an input, get its [`Outcome`], get its coverage
 //! [`Features`], and turn either into a predicate for
-//! [`crate::shrink::Shrinker`]. [`RunningTarget`] is that: the in-process
+//! [`crate::reduce::shrink::Shrinker`]. [`RunningTarget`] is that: the in-process
 //! driver of one cargo-fuzz target, with its restarts, timeouts and memory
 //! limits, behind three methods.
 //!
 //! ```no_run
-//! use reduce_crash::shrink::Shrinker;
-//! use reduce_crash::target::{RunningTarget, TargetOptions};
+//! use reduce_crash::reduce::shrink::Shrinker;
+//! use reduce_crash::run::target::{RunningTarget, TargetOptions};
 //! use std::path::Path;
 //!
 //! let opts = TargetOptions { coverage: true, ..TargetOptions::default() };
@@ -25,12 +25,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::coverage::Features;
-use crate::driver::{self, BuildOptions};
 use crate::error::{Error, Result};
-use crate::exec::{ExecConfig, Executor};
-use crate::outcome::{MatchMode, Outcome, Signature};
-use crate::project::{FuzzProject, Locate};
+use crate::run::coverage::Features;
+use crate::run::driver::{self, BuildOptions};
+use crate::run::exec::{ExecConfig, Executor};
+use crate::run::outcome::{MatchMode, Outcome, Signature};
+use crate::run::project::{FuzzProject, Locate};
 use std::path::Path;
 use std::time::Duration;
 

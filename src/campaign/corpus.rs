@@ -22,13 +22,14 @@
 //! [`minimize`] is the algorithm over any `measure` function (unit-tested
 //! with fake coverage); [`shrink_corpus`] runs it against a real target.
 
-use crate::coverage::Features;
 use crate::error::{Error, Result};
-use crate::outcome::Outcome;
 use crate::output::write_atomic;
+use crate::reduce::shrink::Shrinker;
 use crate::reduce::Strategy;
-use crate::shrink::Shrinker;
-use crate::target::RunningTarget;
+use crate::run::coverage::Features;
+use crate::run::outcome::Outcome;
+use crate::run::target::RunningTarget;
+pub use crate::session::report::{CorpusProgress, CorpusSummary};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -97,16 +98,6 @@ pub struct Minimized {
     pub budget_hit: usize,
     /// [`CorpusOptions::stop`] fired: later entries were kept unshrunk.
     pub interrupted: bool,
-}
-
-/// Progress of [`minimize`], once per entry considered.
-#[derive(Debug, Clone, Copy)]
-pub struct CorpusProgress {
-    pub done: usize,
-    pub total: usize,
-    pub kept: usize,
-    pub bytes_before: usize,
-    pub bytes_after: usize,
 }
 
 /// Minimizes `entries` under `measure` (see the module docs).
@@ -208,33 +199,6 @@ where
     }
     out.runs = runs;
     out
-}
-
-/// Result of [`shrink_corpus`].
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct CorpusSummary {
-    pub target: String,
-    #[serde(serialize_with = "crate::report::lossy_path")]
-    pub input_dir: PathBuf,
-    #[serde(serialize_with = "crate::report::lossy_path")]
-    pub output_dir: PathBuf,
-    pub files_before: usize,
-    pub bytes_before: usize,
-    pub files_after: usize,
-    pub bytes_after: usize,
-    pub features_before: usize,
-    /// Re-measured on the written corpus in a fresh driver.
-    pub features_after: usize,
-    pub redundant: usize,
-    pub failed: Vec<(PathBuf, String)>,
-    pub unstable_features: usize,
-    pub budget_hit: usize,
-    pub runs: u64,
-    pub elapsed_secs: f64,
-    /// The old corpus was replaced (`--in-place`).
-    pub replaced: bool,
-    /// Ctrl-C stopped the shrinking; the rest was kept unshrunk.
-    pub interrupted: bool,
 }
 
 /// Regular files of a corpus directory (not recursive, like libFuzzer's
@@ -407,9 +371,9 @@ pub struct CorpusCommand {
 pub fn run(
     opts: &crate::session::Options,
     cmd: &CorpusCommand,
-    reporter: &mut crate::report::Reporter,
+    reporter: &mut crate::session::report::Reporter,
 ) -> Result<CorpusSummary> {
-    use crate::project::FuzzProject;
+    use crate::run::project::FuzzProject;
     let mut locate = opts.locate.clone();
     locate.artifact = cmd.dir.clone();
     let project = FuzzProject::locate(&locate)?;
@@ -450,7 +414,7 @@ pub fn run(
         "Building",
         format!("coverage driver for fuzz target `{name}`"),
     );
-    let target_opts = crate::target::TargetOptions {
+    let target_opts = crate::run::target::TargetOptions {
         build: opts.build.clone(),
         coverage: true,
         timeout: opts.timeout.unwrap_or(Duration::from_secs(1)),

@@ -5,20 +5,25 @@
 //! (and always the same way), reduce under the fixed crash identity while
 //! keeping the best result on disk, verify the result in a fresh process,
 //! and summarise. `classify` is the same pipeline without the reduction.
+//! [`report`] shows it (human lines or JSON), [`emit_test`] writes the
+//! regression test `--emit-test` asks for.
 
-use crate::crash_oracle::{Budget, CrashOracle, StopReason};
-use crate::driver::{self, BuildKind, BuildOptions, Driver, Plan};
-use crate::emit_test::RegressionTest;
+pub mod emit_test;
+pub mod report;
+
 use crate::error::{Error, Result};
-use crate::exec::{ExecConfig, Executor};
 use crate::grammar::{self, reduce::TreeStrategy, Grammar, Tree};
-use crate::oracle::Cached;
-use crate::outcome::{CrashKind, MatchMode, Outcome, Signature};
 use crate::output::{check_output, default_output, write_atomic, OutputLock};
-use crate::project::{FuzzProject, Locate};
+use crate::reduce::oracle::Cached;
 use crate::reduce::Strategy;
-use crate::report::{preview, OtherSignature, Reporter, Summary};
-use crate::timeouts::{self, TimeoutGoal};
+use crate::run::crash_oracle::{Budget, CrashOracle, StopReason};
+use crate::run::driver::{self, BuildKind, BuildOptions, Driver, Plan};
+use crate::run::exec::{ExecConfig, Executor};
+use crate::run::outcome::{CrashKind, MatchMode, Outcome, Signature};
+use crate::run::project::{FuzzProject, Locate};
+use crate::run::timeouts::{self, TimeoutGoal};
+use crate::session::emit_test::RegressionTest;
+use crate::session::report::{preview, OtherSignature, Reporter, Summary};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -684,7 +689,7 @@ pub fn reduce_reproduced(
         // orders candidates by value, not by bytes, so it may differ from the
         // oracle's byte-wise best). A run cut short keeps whichever is smaller.
         let best = if oracle.stop_reason().is_none()
-            || crate::crash_oracle::shortlex_less(&result, oracle.best())
+            || crate::run::crash_oracle::shortlex_less(&result, oracle.best())
         {
             result
         } else {
@@ -828,7 +833,7 @@ struct Work {
     discarded: u64,
     drivers: usize,
     /// The extra drivers' counters.
-    helpers: crate::exec::ExecStats,
+    helpers: crate::run::exec::ExecStats,
 }
 
 /// What [`publish`] did with the output.
@@ -876,7 +881,7 @@ fn publish(
     }
     if let Some(p) = previous {
         let no_larger = match &chosen {
-            Some(c) => !crate::crash_oracle::shortlex_less(c, p),
+            Some(c) => !crate::run::crash_oracle::shortlex_less(c, p),
             None => true,
         };
         if no_larger && p != original && reproduces(p)? {

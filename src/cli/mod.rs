@@ -5,14 +5,14 @@
 //! here (`-timeout=`, `-rss_limit_mb=`, `-malloc_limit_mb=`).
 
 use crate::campaign::CampaignOptions;
-use crate::crash_oracle::Budget;
-use crate::driver::BuildOptions;
 use crate::exit_code;
 use crate::grammar::reduce::TreeStrategy;
-use crate::outcome::MatchMode;
-use crate::project::Locate;
 use crate::reduce::Strategy;
-use crate::report::Format;
+use crate::run::crash_oracle::Budget;
+use crate::run::driver::BuildOptions;
+use crate::run::outcome::MatchMode;
+use crate::run::project::Locate;
+use crate::session::report::Format;
 use crate::session::{Options, StrategyChoice};
 use clap::{Parser, ValueEnum};
 use std::path::PathBuf;

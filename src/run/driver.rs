@@ -29,7 +29,7 @@
 //! no-op cargo build.
 
 use crate::error::{Error, Result};
-use crate::project::{cargo, FuzzProject};
+use crate::run::project::{cargo, FuzzProject};
 use cargo_metadata::{DependencyKind, Message};
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -38,43 +38,43 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-const SHIM_MANIFEST: &str = include_str!("../templates/driver/shim/Cargo.toml");
+const SHIM_MANIFEST: &str = include_str!("../../templates/driver/shim/Cargo.toml");
 const SHIM_FILES: &[(&str, &str)] = &[
     (
         "build.rs",
-        include_str!("../templates/driver/shim/build.rs"),
+        include_str!("../../templates/driver/shim/build.rs"),
     ),
     (
         "src/lib.rs",
-        include_str!("../templates/driver/shim/src/lib.rs"),
+        include_str!("../../templates/driver/shim/src/lib.rs"),
     ),
     (
         "src/__driver.rs",
-        include_str!("../templates/driver/shim/src/__driver.rs"),
+        include_str!("../../templates/driver/shim/src/__driver.rs"),
     ),
     (
         "src/serve.rs",
-        include_str!("../templates/driver/shim/src/serve.rs"),
+        include_str!("../../templates/driver/shim/src/serve.rs"),
     ),
     (
         "src/fork_server.rs",
-        include_str!("../templates/driver/shim/src/fork_server.rs"),
+        include_str!("../../templates/driver/shim/src/fork_server.rs"),
     ),
     (
         "src/limits.rs",
-        include_str!("../templates/driver/shim/src/limits.rs"),
+        include_str!("../../templates/driver/shim/src/limits.rs"),
     ),
     (
         "src/sancov.rs",
-        include_str!("../templates/driver/shim/src/sancov.rs"),
+        include_str!("../../templates/driver/shim/src/sancov.rs"),
     ),
     (
         "src/signals.rs",
-        include_str!("../templates/driver/shim/src/signals.rs"),
+        include_str!("../../templates/driver/shim/src/signals.rs"),
     ),
     (
         "src/probe.rs",
-        include_str!("../templates/driver/shim/src/probe.rs"),
+        include_str!("../../templates/driver/shim/src/probe.rs"),
     ),
 ];
 

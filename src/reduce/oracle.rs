@@ -276,6 +276,11 @@ impl<E: Hash + Eq + Clone, O: Oracle<E>> Oracle<E> for Cached<E, O> {
     }
 }
 
+/// Shorter, or as long and lexicographically smaller.
+pub fn shortlex_less(a: &[u8], b: &[u8]) -> bool {
+    (a.len(), a) < (b.len(), b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

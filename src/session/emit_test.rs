@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::output::write_atomic;
 use std::path::{Component, Path, PathBuf};
 
-const TEMPLATE: &str = include_str!("../templates/regression_test.rs");
+const TEMPLATE: &str = include_str!("../../templates/regression_test.rs");
 
 /// What goes into the test.
 #[derive(Debug, Clone)]

@@ -6,11 +6,11 @@
 //! Fuzzing Book's mutation fuzzer with reduction), or shrink under any
 //! property of its own. [`Shrinker`] wraps the reducers behind a closure
 //! `FnMut(&[u8]) -> bool` with a cache in front and budgets on tests and
-//! time; [`crate::target::FuzzTarget`] supplies ready predicates for a real
+//! time; [`crate::run::target::FuzzTarget`] supplies ready predicates for a real
 //! fuzz target (same crash, same coverage).
 //!
 //! ```
-//! use reduce_crash::shrink::Shrinker;
+//! use reduce_crash::reduce::shrink::Shrinker;
 //!
 //! // Interesting while it still contains "bug" (a stand-in for running a target).
 //! let input = b"lots of noise around a bug and more noise".to_vec();
@@ -21,8 +21,8 @@
 //! assert!(shrunk.tests < 200);
 //! ```
 
-use crate::crash_oracle::shortlex_less;
-use crate::oracle::{Cached, Oracle};
+use super::oracle::shortlex_less;
+use crate::reduce::oracle::{Cached, Oracle};
 use crate::reduce::Strategy;
 use std::time::{Duration, Instant};
 

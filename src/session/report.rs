@@ -5,7 +5,7 @@
 //! messages apart, `format_version` versions them), so scripts never parse
 //! prose.
 
-use crate::outcome::{Outcome, Signature};
+use crate::run::outcome::{Outcome, Signature};
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -360,7 +360,7 @@ impl Reporter {
     }
 
     /// Corpus shrinking: entries considered so far.
-    pub fn corpus_progress(&mut self, p: &crate::corpus::CorpusProgress, elapsed: Duration) {
+    pub fn corpus_progress(&mut self, p: &CorpusProgress, elapsed: Duration) {
         if !self.human() || !self.tty {
             return;
         }
@@ -378,7 +378,7 @@ impl Reporter {
     }
 
     /// Corpus shrinking: the summary.
-    pub fn corpus_finished(&mut self, s: &crate::corpus::CorpusSummary) {
+    pub fn corpus_finished(&mut self, s: &CorpusSummary) {
         if self.format == Format::Json {
             self.message(
                 "corpus-finished",
@@ -495,6 +495,45 @@ pub fn preview(bytes: &[u8], max: usize) -> String {
     }
     s.push('"');
     s
+}
+
+/// Progress of `campaign::corpus::minimize`, once per entry
+/// considered (defined here, with what reports it).
+#[derive(Debug, Clone, Copy)]
+pub struct CorpusProgress {
+    pub done: usize,
+    pub total: usize,
+    pub kept: usize,
+    pub bytes_before: usize,
+    pub bytes_after: usize,
+}
+
+/// Result of `campaign::corpus::shrink_corpus` (defined here, with
+/// what reports it).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CorpusSummary {
+    pub target: String,
+    #[serde(serialize_with = "lossy_path")]
+    pub input_dir: PathBuf,
+    #[serde(serialize_with = "lossy_path")]
+    pub output_dir: PathBuf,
+    pub files_before: usize,
+    pub bytes_before: usize,
+    pub files_after: usize,
+    pub bytes_after: usize,
+    pub features_before: usize,
+    /// Re-measured on the written corpus in a fresh driver.
+    pub features_after: usize,
+    pub redundant: usize,
+    pub failed: Vec<(PathBuf, String)>,
+    pub unstable_features: usize,
+    pub budget_hit: usize,
+    pub runs: u64,
+    pub elapsed_secs: f64,
+    /// The old corpus was replaced (`--in-place`).
+    pub replaced: bool,
+    /// Ctrl-C stopped the shrinking; the rest was kept unshrunk.
+    pub interrupted: bool,
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@
 //!   user frame), `out-of-memory (used: …)` for the RSS; the sanitizer's own
 //!   `allocation-size-too-big` stays a sanitizer error.
 
-use crate::outcome::{CrashKind, Signature};
+use crate::run::outcome::{CrashKind, Signature};
 use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
