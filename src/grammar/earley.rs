@@ -39,6 +39,9 @@
 //! link is the only item waiting in its set). In an ambiguous grammar such
 //! a chain is followed as recognised, which may differ from the
 //! preferences above. Cyclic grammars do without Leo.
+//!
+//! One file, about 1,100 lines without its tests: the chart, completion,
+//! Leo's optimisation and tree extraction share one set of invariants.
 
 use super::{Grammar, Term, Tree};
 use std::collections::{HashMap, HashSet};

@@ -27,6 +27,10 @@
 //!
 //! Files are rewritten only when their contents change, so a second run is a
 //! no-op cargo build.
+//!
+//! One file, about 1,200 lines: both builds share the shim, the lockfile
+//! handling and the cargo invocation, and each half only makes sense next
+//! to the other (what the faithful build keeps, the generated one imitates).
 
 use crate::error::{Error, Result};
 use crate::run::project::{cargo, FuzzProject};

@@ -12,6 +12,10 @@
 //!
 //! The wire protocol is documented in `templates/driver/shim/src/__driver.rs`.
 //! This module knows nothing about reduction.
+//!
+//! One file, about 1,100 lines: the parent's half of the wire protocol
+//! (framing, batches, deaths, the fork server's messages) must be read next
+//! to itself; split, every change would touch every part.
 
 use crate::reduce::oracle::{Span, SpanKind};
 use crate::run::crash_report::{self, Symbolizer};

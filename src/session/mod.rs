@@ -7,6 +7,10 @@
 //! and summarise. `classify` is the same pipeline without the reduction.
 //! [`report`] shows it (human lines or JSON), [`emit_test`] writes the
 //! regression test `--emit-test` asks for.
+//!
+//! One file, about 1,000 lines: the steps of a run share its options and
+//! reporter and read best top to bottom in the order they happen; the
+//! reporting itself is in [`report`].
 
 pub mod emit_test;
 pub mod report;

@@ -11,6 +11,10 @@
 //! to the oracle as one list ([`Shrinker::first_success`]), then grow a
 //! success adaptively ([`Shrinker::find_integer`]) and continue from where
 //! it was found.
+//!
+//! One file, about 840 lines: the passes are short and alike (each builds a
+//! candidate list for the same `Shrinker`), and reading them side by side is
+//! how one sees what each adds.
 
 use super::edit::Edit;
 use super::{Shrinker, Unit, Units};

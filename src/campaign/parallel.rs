@@ -1,0 +1,298 @@
+//! Reducing the buckets: each on a driver of its own, `-j` at a time
+//! ([`in_parallel`]), every result's output checked and recorded.
+
+use super::*;
+
+/// One worker's drivers, started on first use.
+pub(super) struct Pool<'a> {
+    opts: &'a Options,
+    targets: &'a [Target],
+    running: HashMap<usize, Executor>,
+}
+
+impl Pool<'_> {
+    fn get(&mut self, target: usize) -> Result<&mut Executor> {
+        if !self.running.contains_key(&target) {
+            let exec = session::start_driver(self.opts, &self.targets[target].binary)?;
+            self.running.insert(target, exec);
+        }
+        Ok(self.running.get_mut(&target).expect("just started"))
+    }
+}
+
+/// Runs `work` on every task with up to `jobs` threads, each with its own
+/// drivers; `done` sees each result on the calling thread as it arrives (so
+/// only that thread reports and writes records). Stops handing out tasks
+/// once interrupted.
+pub(super) fn in_parallel<T: Sync, R: Send>(
+    opts: &Options,
+    targets: &[Target],
+    jobs: usize,
+    tasks: &[T],
+    work: impl Fn(&mut Pool<'_>, &T) -> R + Sync,
+    mut done: impl FnMut(usize, R),
+) {
+    if tasks.is_empty() {
+        return;
+    }
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, tasks.len()) {
+            let tx = tx.clone();
+            let (next, work) = (&next, &work);
+            scope.spawn(move || {
+                let mut pool = Pool {
+                    opts,
+                    targets,
+                    running: HashMap::new(),
+                };
+                loop {
+                    if interrupt::requested() {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= tasks.len() {
+                        break;
+                    }
+                    let result = work(&mut pool, &tasks[i]);
+                    if tx.send((i, result)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (i, result) in rx {
+            done(i, result);
+        }
+    });
+}
+
+/// Reruns one artifact in a fresh driver.
+pub(super) fn classify_one(pool: &mut Pool<'_>, found: &Found) -> Result<Classification> {
+    let data = session::read_artifact(&found.path)?;
+    let opts = pool.opts;
+    let exec = pool.get(found.target)?;
+    exec.set_value_cache(false);
+    // Every original runs in a fresh process, as when reduced alone.
+    exec.restart();
+    Ok(Classification::from_reproduction(
+        session::check_reproduces(
+            opts,
+            exec,
+            &data,
+            crate::run::timeouts::named_timeout(&found.path),
+        )?,
+    ))
+}
+
+/// Reduces one reproducing artifact with a worker's driver.
+pub(super) fn reduce_one(
+    pool: &mut Pool<'_>,
+    projects: &[FuzzProject],
+    grammar: Option<&Grammar>,
+    found: &Found,
+) -> Result<Summary> {
+    let Some(Classification::Crash {
+        signature,
+        slowest_secs,
+    }) = &found.class
+    else {
+        unreachable!("only reproducing artifacts are reduced");
+    };
+    let opts = pool.opts;
+    let data = session::read_artifact(&found.path)?;
+    let output = found.output();
+    check_output(&found.path, &output)?;
+    let tree = match (grammar, &opts.grammar) {
+        (Some(g), Some(spec)) => Some(session::parse_artifact(g, spec, &found.path, &data)?),
+        _ => None,
+    };
+    let target = &pool.targets[found.target];
+    let (project, name, kind) = (
+        &projects[target.project],
+        target.name.clone(),
+        target.kind.clone(),
+    );
+    let exec = pool.get(found.target)?;
+    let job = ReduceJob {
+        project,
+        target: &name,
+        build: &kind,
+        artifact: &found.path,
+        data: &data,
+        signature: signature.clone(),
+        slowest: Duration::from_secs_f64(*slowest_secs),
+        output,
+        parsed: grammar.zip(tree.as_ref()),
+    };
+    session::reduce_reproduced(opts, exec, job, None)
+}
+
+impl Campaign<'_> {
+    /// Reduces each bucket's representative (every member with `--each`)
+    /// unless its record has the result, `-j` at a time; reports each
+    /// bucket as it finishes and records complete results.
+    pub(super) fn reduce(
+        &mut self,
+        buckets: &[Bucket],
+        reporter: &mut Reporter,
+    ) -> Vec<Vec<(usize, Reduction)>> {
+        let strategy = strategy_key(self.opts);
+        let mut checks = Pool {
+            opts: self.opts,
+            targets: &self.targets,
+            running: HashMap::new(),
+        };
+        let mut results: Vec<Vec<(usize, Reduction)>> = Vec::with_capacity(buckets.len());
+        let mut tasks: Vec<(usize, usize)> = Vec::new(); // (bucket, artifact)
+        for (b, bucket) in buckets.iter().enumerate() {
+            let members = if self.copts.each {
+                &bucket.members[..]
+            } else {
+                &bucket.members[..1]
+            };
+            let mut known = Vec::new();
+            for &m in members {
+                let f = &self.found[m];
+                let recorded = self.record(f).and_then(|r| {
+                    r.valid_output(&f.dir(), &f.output_name(), &strategy)
+                        .cloned()
+                });
+                // A record is only a claim: the output must still crash the
+                // same way, run alone in a fresh process.
+                match recorded {
+                    Some(r) if self.output_reproduces(&mut checks, m) => {
+                        known.push((m, Reduction::Cached(r)))
+                    }
+                    _ => tasks.push((b, m)),
+                }
+            }
+            results.push(known);
+        }
+        drop(checks);
+        let mut pending: Vec<usize> = vec![0; buckets.len()];
+        for &(b, _) in &tasks {
+            pending[b] += 1;
+        }
+        // Buckets that are entirely known are done already.
+        for (b, n) in pending.iter().enumerate() {
+            if *n == 0 {
+                self.show_bucket(buckets, b, &results[b], reporter);
+            }
+        }
+        if !tasks.is_empty() && !interrupt::requested() {
+            let jobs = self.copts.jobs.clamp(1, tasks.len());
+            let open = pending.iter().filter(|&&n| n > 0).count();
+            reporter.status(
+                "Reducing",
+                format!(
+                    "{} in {} with {} (identity: {})",
+                    plural(tasks.len(), "artifact"),
+                    plural(open, "bucket"),
+                    plural(jobs, "job"),
+                    self.opts.match_mode.name()
+                ),
+            );
+        }
+        let mut record_warning = None;
+        {
+            let this = &*self;
+            let finished = |k: usize, result: Result<Summary>| {
+                let (b, m) = tasks[k];
+                // Records are written on this thread only.
+                if let Ok(summary) = &result {
+                    if let Err(e) = this.record_reduction(m, summary, &strategy) {
+                        record_warning.get_or_insert(e.to_string());
+                    }
+                }
+                results[b].push((m, Reduction::from_result(result)));
+                pending[b] -= 1;
+                if pending[b] == 0 {
+                    this.show_bucket(buckets, b, &results[b], reporter);
+                }
+            };
+            in_parallel(
+                this.opts,
+                &this.targets,
+                this.copts.jobs,
+                &tasks,
+                |pool, &(_, m)| {
+                    reduce_one(pool, &this.projects, this.grammar.as_ref(), &this.found[m])
+                },
+                finished,
+            );
+        }
+        if let Some(w) = record_warning {
+            self.record_warning.get_or_insert(w);
+        }
+        // Whatever never ran (interrupted) is listed too.
+        for &(b, m) in &tasks {
+            if !results[b].iter().any(|(x, _)| *x == m) {
+                results[b].push((m, Reduction::NotRun));
+                pending[b] -= 1;
+                if pending[b] == 0 {
+                    self.show_bucket(buckets, b, &results[b], reporter);
+                }
+            }
+        }
+        results
+    }
+
+    /// Whether artifact `m`'s existing output crashes with its signature
+    /// when run alone in a fresh process.
+    pub(super) fn output_reproduces(&self, pool: &mut Pool<'_>, m: usize) -> bool {
+        let f = &self.found[m];
+        let Some(Classification::Crash {
+            signature,
+            slowest_secs,
+        }) = &f.class
+        else {
+            return false;
+        };
+        let Ok(bytes) = std::fs::read(f.output()) else {
+            return false;
+        };
+        let Ok(exec) = pool.get(f.target) else {
+            return false;
+        };
+        exec.set_value_cache(false);
+        exec.set_timeout(session::test_timeout(
+            self.opts,
+            signature,
+            Duration::from_secs_f64(*slowest_secs),
+        ));
+        exec.restart();
+        matches!(exec.run(&bytes).map(|r| r.outcome),
+            Ok(Outcome::Crash(ref s)) if self.opts.match_mode.matches(signature, s))
+    }
+
+    /// Adds a complete reduction to the artifact's record (an interrupted
+    /// or budget-limited one only removes the stale entry: the file changed).
+    pub(super) fn record_reduction(
+        &self,
+        m: usize,
+        summary: &Summary,
+        strategy: &str,
+    ) -> Result<()> {
+        let f = &self.found[m];
+        let Some(mut record) = self.record(f) else {
+            return Ok(());
+        };
+        record.reduced.retain(|r| r.output != f.output_name());
+        if !summary.interrupted && !summary.budget_exhausted {
+            if let Ok(bytes) = std::fs::read(&summary.output) {
+                record.reduced.push(ReducedRecord {
+                    output: f.output_name(),
+                    sha1: sha1_hex(&bytes),
+                    len: bytes.len() as u64,
+                    signature: summary.signature.clone(),
+                    strategy: strategy.to_owned(),
+                    verified_fresh: summary.verified_fresh,
+                });
+            }
+        }
+        write_record(&f.record_path(), &record)
+    }
+}

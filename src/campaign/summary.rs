@@ -1,0 +1,481 @@
+//! What a directory run shows at the end: a line per bucket as it finishes,
+//! the table, the JSON `bucket` and `summary` lines, and the exit code.
+
+use super::*;
+
+/// The result of a directory run, for the exit code.
+#[derive(Debug)]
+pub struct CampaignReport {
+    pub buckets: usize,
+    pub interrupted: bool,
+    /// Why the run failed as a whole, if it did (the table was shown).
+    pub error: Option<Error>,
+}
+
+impl CampaignReport {
+    pub fn exit_code(&self) -> i32 {
+        match (&self.error, self.interrupted) {
+            (Some(e), _) => e.exit_code(),
+            (None, true) => exit_code::INTERRUPTED,
+            (None, false) => exit_code::SUCCESS,
+        }
+    }
+}
+
+/// `path` relative to `cwd` when it is inside it.
+pub(super) fn relative(path: &Path, cwd: &Path) -> PathBuf {
+    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_owned());
+    path.strip_prefix(&cwd)
+        .map(Path::to_owned)
+        .unwrap_or_else(|_| path.to_owned())
+}
+
+/// The one path that names what was searched, for messages: the path
+/// given, or the deepest directory holding all of them.
+pub(super) fn common_place(paths: &[PathBuf]) -> PathBuf {
+    match paths {
+        [] => PathBuf::from("."),
+        [one] => one.clone(),
+        [first, rest @ ..] => {
+            let mut common: Vec<_> = first.components().collect();
+            for p in rest {
+                let n = common
+                    .iter()
+                    .zip(p.components())
+                    .take_while(|(a, b)| **a == *b)
+                    .count();
+                common.truncate(n);
+            }
+            let place: PathBuf = common.iter().collect();
+            if place.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                place
+            }
+        }
+    }
+}
+
+/// A signature for one line or table cell: locations relative to the cwd.
+pub(super) fn short_signature(sig: &Signature, cwd: &Path) -> String {
+    shorten(&sig.to_string(), cwd)
+}
+
+/// `text` with paths inside `cwd` made relative.
+pub(super) fn shorten(text: &str, cwd: &Path) -> String {
+    let prefix = format!(
+        "{}/",
+        cwd.canonicalize()
+            .unwrap_or_else(|_| cwd.to_owned())
+            .display()
+    );
+    text.replace(&prefix, "")
+}
+
+/// `n thing` or `n things`.
+pub(super) fn plural(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("{n} {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
+impl Campaign<'_> {
+    /// One status line (or warning) and one JSON message for a finished bucket.
+    pub(super) fn show_bucket(
+        &self,
+        buckets: &[Bucket],
+        b: usize,
+        results: &[(usize, Reduction)],
+        reporter: &mut Reporter,
+    ) {
+        let cwd = &self.opts.locate.cwd;
+        let bucket = &buckets[b];
+        let rep = &self.found[bucket.representative()];
+        let line = bucket_line(b, buckets.len(), bucket, rep, results, &self.targets, cwd);
+        match &line.failure {
+            Some(message) => reporter.warn(format!(
+                "bucket {}/{} ({}) could not be reduced: {message}",
+                b + 1,
+                buckets.len(),
+                short_signature(&bucket.signature, cwd)
+            )),
+            None => reporter.status(line.verb, &line.text),
+        }
+        let output_sha1 = results
+            .iter()
+            .find(|(m, _)| *m == bucket.representative())
+            .and_then(|(_, r)| match r {
+                Reduction::Cached(rec) => Some(rec.sha1.clone()),
+                Reduction::Done(s) => std::fs::read(&s.output).ok().map(|b| sha1_hex(&b)),
+                _ => None,
+            });
+        let reductions: Vec<serde_json::Value> = results
+            .iter()
+            .map(|(m, r)| reduction_json(&self.found[*m], r))
+            .collect();
+        reporter.message(
+            "bucket",
+            json!({
+                "bucket": b + 1,
+                "target": bucket.key.target,
+                "signature": bucket.signature,
+                "artifacts": bucket.members.len(),
+                "members": bucket.members.iter().map(|&m| path_json(&self.found[m].path)).collect::<Vec<_>>(),
+                "representative": path_json(&rep.path),
+                "original_len": rep.len,
+                "reduced_len": line.result.as_ref().map(|r| r.0),
+                "output": line.result.as_ref().map(|r| path_json(&r.1)),
+                "output_sha1": output_sha1,
+                "status": line.status,
+                "cached": line.status == "cached",
+                "tests_executed": line.tests_executed,
+                "elapsed_secs": line.elapsed_secs,
+                "error": line.failure,
+                "reductions": reductions,
+            }),
+        );
+    }
+
+    /// The table, the verdict and the closing JSON message.
+    pub(super) fn finish(
+        self,
+        buckets: &[Bucket],
+        results: &[Vec<(usize, Reduction)>],
+        started: Instant,
+        reporter: &mut Reporter,
+    ) -> CampaignReport {
+        let cwd = &self.opts.locate.cwd;
+        if let Some(w) = &self.record_warning {
+            reporter.warn(format!("results will not be reused by the next run: {w}"));
+        }
+        let lines: Vec<BucketLine> = buckets
+            .iter()
+            .enumerate()
+            .map(|(b, bucket)| {
+                let rep = &self.found[bucket.representative()];
+                bucket_line(
+                    b,
+                    buckets.len(),
+                    bucket,
+                    rep,
+                    &results[b],
+                    &self.targets,
+                    cwd,
+                )
+            })
+            .collect();
+        reporter.text(&table(buckets, &lines, &self.found, cwd));
+        let unclassified = self
+            .found
+            .iter()
+            .any(|f| f.class.is_none() && f.unreadable.is_none());
+        let unreadable = self.found.iter().filter(|f| f.unreadable.is_some()).count();
+        let interrupted = interrupt::requested() || unclassified;
+        let failed: Vec<&BucketLine> = lines.iter().filter(|l| l.failure.is_some()).collect();
+        let pass = self.count(|c| matches!(c, Classification::Pass { .. }));
+        let reject = self.count(|c| matches!(c, Classification::Reject { .. }));
+        let flaky = self.count(|c| matches!(c, Classification::Flaky { .. }));
+        let error = if let Some(first) = failed.first() {
+            Some(Error::BucketsFailed {
+                path: self.place.clone(),
+                failed: failed.len(),
+                buckets: buckets.len(),
+                first: first.failure.clone().unwrap_or_default(),
+                code: first.code,
+            })
+        } else if buckets.is_empty() && !interrupted {
+            let detail = [
+                (pass, "returned normally"),
+                (reject, "rejected"),
+                (flaky, "flaky"),
+                (unreadable, "unreadable"),
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+            let (path, count) = (self.place.clone(), self.found.len());
+            Some(if flaky > 0 {
+                Error::NothingReproducible {
+                    path,
+                    count,
+                    detail,
+                }
+            } else {
+                Error::NothingCrashes {
+                    path,
+                    count,
+                    detail,
+                }
+            })
+        } else {
+            None
+        };
+        let report = CampaignReport {
+            buckets: buckets.len(),
+            interrupted,
+            error,
+        };
+        if interrupted && report.error.is_none() {
+            reporter.warn(
+                "interrupted: what was finished (results and records) was kept; run again to go on",
+            );
+        }
+        let count_status = |s: &str| lines.iter().filter(|l| l.status == s).count();
+        reporter.message(
+            "summary",
+            json!({
+                "artifacts": self.found.len(),
+                "buckets": buckets.len(),
+                "reduced": count_status("reduced"),
+                "cached": count_status("cached"),
+                "failed": failed.len(),
+                "interrupted_buckets": count_status("interrupted"),
+                "no_crash": pass + reject,
+                "flaky": flaky,
+                "interrupted": interrupted,
+                "elapsed_secs": started.elapsed().as_secs_f64(),
+                "exit_code": report.exit_code(),
+            }),
+        );
+        report
+    }
+}
+
+impl Reduction {
+    pub(super) fn from_result(result: Result<Summary>) -> Reduction {
+        match result {
+            Ok(summary) => Reduction::Done(Box::new(summary)),
+            Err(e) => Reduction::Failed {
+                message: e.to_string(),
+                code: e.exit_code(),
+            },
+        }
+    }
+}
+
+/// One bucket's outcome, for its status line, JSON message and table row.
+pub(super) struct BucketLine {
+    /// `reduced`, `cached`, `failed` or `interrupted`.
+    status: &'static str,
+    verb: &'static str,
+    text: String,
+    failure: Option<String>,
+    code: i32,
+    tests_executed: u64,
+    elapsed_secs: f64,
+    /// The representative's result: (reduced length, output path).
+    result: Option<(u64, PathBuf)>,
+}
+
+pub(super) fn bucket_line(
+    b: usize,
+    total: usize,
+    bucket: &Bucket,
+    rep: &Found,
+    results: &[(usize, Reduction)],
+    targets: &[Target],
+    cwd: &Path,
+) -> BucketLine {
+    let failure = results.iter().find_map(|(_, r)| match r {
+        Reduction::Failed { message, code } => Some((message.clone(), *code)),
+        _ => None,
+    });
+    let interrupted = results.iter().any(|(_, r)| match r {
+        Reduction::NotRun => true,
+        Reduction::Done(s) => s.interrupted,
+        _ => false,
+    });
+    let all_cached = results
+        .iter()
+        .all(|(_, r)| matches!(r, Reduction::Cached(_)));
+    let status = if failure.is_some() {
+        "failed"
+    } else if interrupted {
+        "interrupted"
+    } else if all_cached {
+        "cached"
+    } else {
+        "reduced"
+    };
+    let tests_executed = results
+        .iter()
+        .map(|(_, r)| match r {
+            Reduction::Done(s) => s.tests_executed,
+            _ => 0,
+        })
+        .sum();
+    let elapsed_secs = results
+        .iter()
+        .map(|(_, r)| match r {
+            Reduction::Done(s) => s.elapsed_secs,
+            _ => 0.0,
+        })
+        .sum();
+    let result = results
+        .iter()
+        .find(|(m, _)| *m == bucket.representative())
+        .and_then(|(_, r)| match r {
+            Reduction::Cached(rec) => Some((rec.len, rep.dir().join(&rec.output))),
+            Reduction::Done(s) => Some((s.reduced_len as u64, s.output.clone())),
+            _ => None,
+        });
+    let size = match &result {
+        Some((len, _)) => format!("{} → {len} bytes", rep.len),
+        None => format!("{} bytes", rep.len),
+    };
+    let verb = match status {
+        "cached" => "Cached",
+        "interrupted" => "Interrupted",
+        _ => "Reduced",
+    };
+    let text = format!(
+        "bucket {}/{total} of `{}` ({} artifact{}): {size}{}: {}",
+        b + 1,
+        targets[rep.target].name,
+        bucket.members.len(),
+        if bucket.members.len() == 1 { "" } else { "s" },
+        if status == "reduced" {
+            format!(" in {elapsed_secs:.2}s")
+        } else {
+            String::new()
+        },
+        short_signature(&bucket.signature, cwd)
+    );
+    BucketLine {
+        status,
+        verb,
+        text,
+        code: failure.as_ref().map_or(0, |f| f.1),
+        failure: failure.map(|f| f.0),
+        tests_executed,
+        elapsed_secs,
+        result,
+    }
+}
+
+pub(super) fn reduction_json(f: &Found, r: &Reduction) -> serde_json::Value {
+    let mut v = json!({"input": path_json(&f.path), "original_len": f.len});
+    match r {
+        Reduction::Cached(rec) => {
+            v["status"] = "cached".into();
+            v["output"] = path_json(&f.dir().join(&rec.output));
+            v["reduced_len"] = rec.len.into();
+            v["cached"] = true.into();
+            v["tests_executed"] = 0.into();
+            v["verified_fresh"] = rec.verified_fresh.into();
+        }
+        Reduction::Done(s) => {
+            v["status"] = if s.interrupted {
+                "interrupted"
+            } else {
+                "reduced"
+            }
+            .into();
+            v["output"] = path_json(&s.output);
+            v["reduced_len"] = s.reduced_len.into();
+            v["cached"] = false.into();
+            v["tests_executed"] = s.tests_executed.into();
+            v["elapsed_secs"] = s.elapsed_secs.into();
+            v["verified_fresh"] = s.verified_fresh.into();
+            v["strategy"] = s.strategy.as_str().into();
+        }
+        Reduction::Failed { message, .. } => {
+            v["status"] = "failed".into();
+            v["error"] = message.as_str().into();
+        }
+        Reduction::NotRun => {
+            v["status"] = "interrupted".into();
+        }
+    }
+    v
+}
+
+/// The summary table: one row per bucket, then one per artifact that does
+/// not reproduce (or is flaky).
+pub(super) fn table(
+    buckets: &[Bucket],
+    lines: &[BucketLine],
+    found: &[Found],
+    cwd: &Path,
+) -> String {
+    let mut rows: Vec<[String; 7]> = vec![[
+        "bucket".into(),
+        "artifacts".into(),
+        "smallest".into(),
+        "reduced".into(),
+        "status".into(),
+        "path".into(),
+        "signature".into(),
+    ]];
+    for (b, (bucket, line)) in buckets.iter().zip(lines).enumerate() {
+        let rep = &found[bucket.representative()];
+        let (reduced, path) = match &line.result {
+            Some((len, out)) => (len.to_string(), out.display().to_string()),
+            None => ("-".into(), rep.path.display().to_string()),
+        };
+        rows.push([
+            (b + 1).to_string(),
+            bucket.members.len().to_string(),
+            rep.len.to_string(),
+            reduced,
+            line.status.into(),
+            path,
+            short_signature(&bucket.signature, cwd),
+        ]);
+    }
+    for f in found {
+        if let Some(error) = &f.unreadable {
+            rows.push([
+                "-".into(),
+                "1".into(),
+                "-".into(),
+                "-".into(),
+                "unreadable".into(),
+                f.path.display().to_string(),
+                error.clone(),
+            ]);
+            continue;
+        }
+        let Some(class) = &f.class else { continue };
+        let status = match class {
+            Classification::Crash { .. } => continue,
+            Classification::Pass { .. } | Classification::Reject { .. } => "no crash",
+            Classification::Flaky { .. } => "flaky",
+        };
+        rows.push([
+            "-".into(),
+            "1".into(),
+            f.len.to_string(),
+            "-".into(),
+            status.into(),
+            f.path.display().to_string(),
+            shorten(&class.describe(), cwd),
+        ]);
+    }
+    let mut widths = [0usize; 7];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::from("\n");
+    for row in &rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            let pad = widths[i] - cell.chars().count();
+            match i {
+                // Numbers right-aligned, text left-aligned, the last unpadded.
+                0..=3 => line.push_str(&format!("{}{cell}  ", " ".repeat(pad))),
+                6 => line.push_str(cell),
+                _ => line.push_str(&format!("{cell}{}  ", " ".repeat(pad))),
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
