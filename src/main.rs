@@ -7,7 +7,7 @@ use reduce_crash::{campaign, exit_code, interrupt, session};
 
 fn main() {
     let cli = Cli::from_env();
-    let mut reporter = Reporter::new(cli.format(), cli.quiet);
+    let mut reporter = Reporter::new(cli.format(), cli.quiet, cli.color());
     std::process::exit(run(&cli, &mut reporter));
 }
 

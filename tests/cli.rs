@@ -1304,3 +1304,58 @@ fn typed_abort_uses_the_value_cache_for_fatal_values() {
     let restarts = v["driver_restarts"].as_u64().unwrap();
     assert!(restarts <= executed, "{v}");
 }
+
+// ------------------------------------------------------------------ colours
+
+/// Cargo's conventions: `--color auto|always|never`, `CARGO_TERM_COLOR`
+/// (the flag wins), `NO_COLOR` (even over `CLICOLOR_FORCE`), no colour into a
+/// pipe unless asked for, and none with `--message-format json`; no progress
+/// bar or line outside a terminal.
+#[test]
+fn colours_follow_cargos_conventions() {
+    let test = "colours";
+    let fx = fixture();
+    let _guard = lock_target("unwrap");
+    let artifact = fx.write_artifact("unwrap", test, &noisy(test, b"KEY=;"));
+    let escapes = |extra: &[&str], env: &[(&str, &str)]| -> bool {
+        let mut args = with_target_dir(extra);
+        args.push(artifact.display().to_string());
+        let mut cmd = command(&args, &fx.root);
+        cmd.env_remove("NO_COLOR")
+            .env_remove("CARGO_TERM_COLOR")
+            .env_remove("CLICOLOR_FORCE");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{extra:?} {env:?}");
+        let all = [out.stdout, out.stderr].concat();
+        // No progress drawn in place either: that is for terminals.
+        assert!(!all.contains(&b'\r'), "{extra:?} {env:?}");
+        all.contains(&0x1b)
+    };
+    assert!(!escapes(&[], &[]), "a pipe gets no colour by default");
+    assert!(
+        escapes(&["--color", "always"], &[]),
+        "--color always into a pipe"
+    );
+    assert!(escapes(&[], &[("CARGO_TERM_COLOR", "always")]));
+    assert!(
+        escapes(&[], &[("CLICOLOR_FORCE", "1")]),
+        "the check sees colour at all"
+    );
+    assert!(!escapes(&["--color", "never"], &[("CLICOLOR_FORCE", "1")]));
+    assert!(!escapes(
+        &[],
+        &[("CARGO_TERM_COLOR", "never"), ("CLICOLOR_FORCE", "1")]
+    ));
+    assert!(!escapes(&[], &[("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1")]));
+    assert!(
+        !escapes(&["--color", "never"], &[("CARGO_TERM_COLOR", "always")]),
+        "the flag wins"
+    );
+    assert!(!escapes(
+        &["--message-format", "json", "--color", "always"],
+        &[]
+    ));
+}

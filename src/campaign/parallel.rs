@@ -195,6 +195,7 @@ impl Campaign<'_> {
                     self.opts.match_mode.name()
                 ),
             );
+            reporter.reductions_started(tasks.len());
         }
         let mut record_warning = None;
         {
@@ -208,6 +209,7 @@ impl Campaign<'_> {
                     }
                 }
                 results[b].push((m, Reduction::from_result(result)));
+                reporter.reduction_done();
                 pending[b] -= 1;
                 if pending[b] == 0 {
                     this.show_bucket(buckets, b, &results[b], reporter);
@@ -224,6 +226,7 @@ impl Campaign<'_> {
                 finished,
             );
         }
+        reporter.clear_progress();
         if let Some(w) = record_warning {
             self.record_warning.get_or_insert(w);
         }

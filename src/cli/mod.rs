@@ -12,11 +12,19 @@ use crate::run::crash_oracle::Budget;
 use crate::run::driver::BuildOptions;
 use crate::run::outcome::MatchMode;
 use crate::run::project::Locate;
-use crate::session::report::Format;
+use crate::session::report::{ColorWhen, Format};
 use crate::session::{Options, StrategyChoice};
 use clap::{Parser, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// `--color`, as cargo spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MessageFormat {
@@ -146,6 +154,15 @@ pub struct Cli {
     #[arg(long, short = 'q')]
     pub quiet: bool,
 
+    /// Coloring: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(
+        long,
+        value_name = "WHEN",
+        env = "CARGO_TERM_COLOR",
+        default_value = "auto"
+    )]
+    pub color: Color,
+
     /// Show cargo's output while building the driver.
     #[arg(long, short = 'v')]
     pub verbose: bool,
@@ -201,6 +218,14 @@ impl Cli {
             args.remove(1);
         }
         Cli::parse_from(args)
+    }
+
+    pub fn color(&self) -> ColorWhen {
+        match self.color {
+            Color::Auto => ColorWhen::Auto,
+            Color::Always => ColorWhen::Always,
+            Color::Never => ColorWhen::Never,
+        }
     }
 
     pub fn format(&self) -> Format {

@@ -6,6 +6,8 @@
 //! prose.
 
 use crate::run::outcome::{Outcome, Signature};
+use anstyle::{AnsiColor, Style};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -134,24 +136,46 @@ pub struct Reporter {
     quiet: bool,
     color: bool,
     tty: bool,
-    progress_shown: bool,
+    /// The progress bar or line on a terminal, while one is shown.
+    bar: Option<ProgressBar>,
 }
 
-const GREEN: &str = "\x1b[1;32m";
-const YELLOW: &str = "\x1b[1;33m";
-const RED: &str = "\x1b[1;31m";
-const RESET: &str = "\x1b[0m";
+/// `--color` (and `CARGO_TERM_COLOR`), as cargo spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ColorWhen {
+    /// On a terminal, unless `NO_COLOR` is set (or `CLICOLOR_FORCE` asks
+    /// for colour elsewhere), as `anstream` decides for cargo and clap.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// Cargo's own styles: bold green verbs, bold yellow warnings, bold red errors.
+const GREEN: Style = AnsiColor::Green.on_default().bold();
+const YELLOW: Style = AnsiColor::Yellow.on_default().bold();
+const RED: Style = AnsiColor::Red.on_default().bold();
 
 impl Reporter {
-    pub fn new(format: Format, quiet: bool) -> Self {
-        let tty = std::io::stderr().is_terminal();
-        let color = tty && std::env::var_os("NO_COLOR").is_none();
+    /// Human output goes to stderr, coloured as `color` says (never with
+    /// `--message-format json`); progress is drawn only on a terminal.
+    pub fn new(format: Format, quiet: bool, color: ColorWhen) -> Self {
+        let stderr = std::io::stderr();
+        let tty = stderr.is_terminal();
+        let color = format == Format::Human
+            && match color {
+                ColorWhen::Always => true,
+                ColorWhen::Never => false,
+                ColorWhen::Auto => {
+                    anstream::AutoStream::choice(&stderr) != anstream::ColorChoice::Never
+                }
+            };
         Reporter {
             format,
             quiet,
             color,
             tty,
-            progress_shown: false,
+            bar: None,
         }
     }
 
@@ -163,11 +187,19 @@ impl Reporter {
         self.format == Format::Human && !self.quiet
     }
 
-    fn paint(&self, style: &str, text: &str) -> String {
+    fn paint(&self, style: Style, text: &str) -> String {
         if self.color {
-            format!("{style}{text}{RESET}")
+            format!("{style}{text}{style:#}")
         } else {
             text.to_owned()
+        }
+    }
+
+    /// Prints above the progress bar, if one is shown.
+    fn above_bar(&self, print: impl FnOnce()) {
+        match &self.bar {
+            Some(bar) => bar.suspend(print),
+            None => print(),
         }
     }
 
@@ -176,9 +208,8 @@ impl Reporter {
         if !self.human() {
             return;
         }
-        self.clear_progress();
         let verb = self.paint(GREEN, &format!("{verb:>12}"));
-        say!("{verb} {}", message.as_ref());
+        self.above_bar(|| say!("{verb} {}", message.as_ref()));
     }
 
     pub fn warn(&mut self, message: impl AsRef<str>) {
@@ -186,8 +217,8 @@ impl Reporter {
             self.json(&serde_json::json!({"reason": "warning", "message": message.as_ref()}));
             return;
         }
-        self.clear_progress();
-        say!("{}: {}", self.paint(YELLOW, "warning"), message.as_ref());
+        let label = self.paint(YELLOW, "warning");
+        self.above_bar(|| say!("{label}: {}", message.as_ref()));
     }
 
     /// A one-line note about how this run differs from what the user may
@@ -200,8 +231,8 @@ impl Reporter {
         if self.quiet {
             return;
         }
-        self.clear_progress();
-        say!("{}: {}", self.paint(YELLOW, "note"), message.as_ref());
+        let label = self.paint(YELLOW, "note");
+        self.above_bar(|| say!("{label}: {}", message.as_ref()));
     }
 
     pub fn error(&mut self, message: &str, exit_code: i32) {
@@ -215,26 +246,60 @@ impl Reporter {
         say!("{}: {message}", self.paint(RED, "error"));
     }
 
-    /// One progress line, redrawn in place; only on a terminal.
-    pub fn progress(&mut self, original: usize, best: usize, tests: u64, elapsed: Duration) {
+    /// Shows `message` on the progress bar, started on first use; only on a
+    /// terminal, never with `--message-format json` or `-q`. `len`: a bar of
+    /// that many steps, else a line whose message is the progress.
+    fn show_progress(&mut self, verb: &str, len: Option<u64>, message: String) {
         if !self.human() || !self.tty {
             return;
         }
+        if let Some(bar) = &self.bar {
+            bar.set_message(message);
+            return;
+        }
+        let template = match len {
+            Some(_) => "{prefix} [{bar:30}] {pos}/{len} {msg}, {elapsed}",
+            None => "{prefix} {msg}",
+        };
+        let bar = ProgressBar::with_draw_target(len, ProgressDrawTarget::hidden());
+        bar.set_style(
+            ProgressStyle::with_template(template)
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_prefix(self.paint(GREEN, &format!("{verb:>12}")));
+        bar.set_message(message);
+        bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(10));
+        self.bar = Some(bar);
+    }
+
+    /// A reduction's progress: current size, tests, tests per second, time.
+    pub fn progress(&mut self, original: usize, best: usize, tests: u64, elapsed: Duration) {
         let rate = tests as f64 / elapsed.as_secs_f64().max(1e-9);
-        let verb = self.paint(GREEN, &format!("{:>12}", "Reducing"));
-        say_part!(
-            "\r{verb} {original} → {best} bytes, {tests} tests ({}/s), {:.1}s\x1b[K",
+        let message = format!(
+            "{original} → {best} bytes, {tests} tests ({}/s), {:.1}s",
             human_count(rate),
             elapsed.as_secs_f64()
         );
-        let _ = std::io::stderr().flush();
-        self.progress_shown = true;
+        self.show_progress("Reducing", None, message);
     }
 
-    fn clear_progress(&mut self) {
-        if self.progress_shown {
-            say_part!("\r\x1b[K");
-            self.progress_shown = false;
+    /// A directory run: `total` reductions started (a bar on a terminal).
+    pub fn reductions_started(&mut self, total: usize) {
+        self.show_progress("Reducing", Some(total as u64), "artifacts".to_owned());
+    }
+
+    /// A directory run: one more reduction finished.
+    pub fn reduction_done(&self) {
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+        }
+    }
+
+    /// Takes the progress bar or line off the terminal.
+    pub fn clear_progress(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
         }
     }
 
@@ -361,20 +426,15 @@ impl Reporter {
 
     /// Corpus shrinking: entries considered so far.
     pub fn corpus_progress(&mut self, p: &CorpusProgress, elapsed: Duration) {
-        if !self.human() || !self.tty {
-            return;
-        }
-        let verb = self.paint(GREEN, &format!("{:>12}", "Shrinking"));
-        say_part!(
-            "\r{verb} entry {}/{}: {} kept, {} bytes so far, {:.1}s\x1b[K",
+        let message = format!(
+            "entry {}/{}: {} kept, {} bytes so far, {:.1}s",
             p.done,
             p.total,
             p.kept,
             p.bytes_after,
             elapsed.as_secs_f64()
         );
-        let _ = std::io::stderr().flush();
-        self.progress_shown = true;
+        self.show_progress("Shrinking", None, message);
     }
 
     /// Corpus shrinking: the summary.
