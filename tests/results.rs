@@ -461,7 +461,9 @@ fn ctrl_c_during_the_build_is_an_interruption() {
     // A driver directory of its own, so that there is something to build.
     let target_dir = tmp_root().join("fixture-driver-results-cold");
     let _ = std::fs::remove_dir_all(&target_dir);
+    // `-v` shows cargo's own lines: `Compiling` says the build is under way.
     let args: Vec<String> = vec![
+        "-v".into(),
         "--target-dir".into(),
         target_dir.display().to_string(),
         a.display().to_string(),
@@ -475,10 +477,9 @@ fn ctrl_c_during_the_build_is_an_interruption() {
     };
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
-    while stderr.read_line(&mut line).unwrap() > 0 && !line.contains("Building") {
+    while stderr.read_line(&mut line).unwrap() > 0 && !line.contains("Compiling") {
         line.clear();
     }
-    std::thread::sleep(Duration::from_millis(500));
     unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGINT) };
     let mut rest = String::new();
     let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
