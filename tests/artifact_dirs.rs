@@ -569,19 +569,18 @@ fn sigint_stops_the_directory_run_and_keeps_what_is_done() {
             let _ = tx.send(line);
         }
     });
-    // The `artifact` lines come once classification is over: reduction starts.
+    // A `reduce-started` line says the bucket's reduction is under way.
     let mut lines = Vec::new();
     loop {
         let line = rx
             .recv_timeout(RUN_LIMIT)
-            .expect("no `artifact` line before the time limit");
-        let is_artifact = line.contains("\"artifact\"");
+            .expect("no `reduce-started` line before the time limit");
+        let is_started = line.contains("\"reduce-started\"");
         lines.push(line);
-        if is_artifact {
+        if is_started {
             break;
         }
     }
-    std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0, "kill(SIGINT)");
     let sent = std::time::Instant::now();
     let strings: Vec<String> = all.iter().map(|s| s.to_string()).collect();

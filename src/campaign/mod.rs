@@ -50,7 +50,7 @@ mod summary;
 
 pub use bucket::{bucket_key, group, Bucket, BucketKey, Crashed};
 pub use discover::{discover, is_artifact_name, is_ignored_name, Discovered};
-use parallel::{classify_one, in_parallel};
+use parallel::{classify_one, in_parallel, Event};
 pub use record::{
     read_record, record_path, settings_key, sha1_file, sha1_hex, strategy_key, write_record,
     Classification, Record, RecordKey, ReducedRecord,
@@ -388,8 +388,12 @@ impl<'o> Campaign<'o> {
             &self.targets,
             self.copts.jobs,
             &todo,
-            |pool, &i| classify_one(pool, &found[i]),
-            |k, result| results.push((todo[k], result)),
+            |pool, &i, _| classify_one(pool, &found[i]),
+            |event| {
+                if let Event::Done(k, result) = event {
+                    results.push((todo[k], result));
+                }
+            },
         );
         for (i, result) in results {
             let class = result?;

@@ -20,17 +20,26 @@ impl Pool<'_> {
     }
 }
 
+/// What [`in_parallel`] reports on the calling thread.
+pub(super) enum Event<R> {
+    /// Task `k`'s work said it is under way (`work`'s third argument).
+    Started(usize),
+    /// Task `k` finished with this result.
+    Done(usize, R),
+}
+
 /// Runs `work` on every task with up to `jobs` threads, each with its own
-/// drivers; `done` sees each result on the calling thread as it arrives (so
-/// only that thread reports and writes records). Stops handing out tasks
-/// once interrupted.
+/// drivers; `on` sees each task's start (when `work` calls the function it
+/// is given) and result on the calling thread as they happen (so only that
+/// thread reports and writes records). Stops handing out tasks once
+/// interrupted.
 pub(super) fn in_parallel<T: Sync, R: Send>(
     opts: &Options,
     targets: &[Target],
     jobs: usize,
     tasks: &[T],
-    work: impl Fn(&mut Pool<'_>, &T) -> R + Sync,
-    mut done: impl FnMut(usize, R),
+    work: impl Fn(&mut Pool<'_>, &T, &dyn Fn()) -> R + Sync,
+    mut on: impl FnMut(Event<R>),
 ) {
     if tasks.is_empty() {
         return;
@@ -55,16 +64,19 @@ pub(super) fn in_parallel<T: Sync, R: Send>(
                     if i >= tasks.len() {
                         break;
                     }
-                    let result = work(&mut pool, &tasks[i]);
-                    if tx.send((i, result)).is_err() {
+                    let started = || {
+                        let _ = tx.send(Event::Started(i));
+                    };
+                    let result = work(&mut pool, &tasks[i], &started);
+                    if tx.send(Event::Done(i, result)).is_err() {
                         break;
                     }
                 }
             });
         }
         drop(tx);
-        for (i, result) in rx {
-            done(i, result);
+        for event in rx {
+            on(event);
         }
     });
 }
@@ -93,6 +105,7 @@ pub(super) fn reduce_one(
     projects: &[FuzzProject],
     grammar: Option<&Grammar>,
     found: &Found,
+    started: &dyn Fn(),
 ) -> Result<Summary> {
     let Some(Classification::Crash {
         signature,
@@ -127,6 +140,7 @@ pub(super) fn reduce_one(
         output,
         parsed: grammar.zip(tree.as_ref()),
     };
+    started();
     session::reduce_reproduced(opts, exec, job, None)
 }
 
@@ -200,7 +214,19 @@ impl Campaign<'_> {
         let mut record_warning = None;
         {
             let this = &*self;
-            let finished = |k: usize, result: Result<Summary>| {
+            let on = |event: Event<Result<Summary>>| {
+                let (k, result) = match event {
+                    Event::Started(k) => {
+                        // `reduce-started` in JSON, as for a single artifact.
+                        let f = &this.found[tasks[k].1];
+                        if let Some(Classification::Crash { signature, .. }) = &f.class {
+                            let target = &this.targets[f.target].name;
+                            reporter.started(target, &f.path, f.len as usize, signature);
+                        }
+                        return;
+                    }
+                    Event::Done(k, result) => (k, result),
+                };
                 let (b, m) = tasks[k];
                 // Records are written on this thread only.
                 if let Ok(summary) = &result {
@@ -220,10 +246,11 @@ impl Campaign<'_> {
                 &this.targets,
                 this.copts.jobs,
                 &tasks,
-                |pool, &(_, m)| {
-                    reduce_one(pool, &this.projects, this.grammar.as_ref(), &this.found[m])
+                |pool, &(_, m), started| {
+                    let found = &this.found[m];
+                    reduce_one(pool, &this.projects, this.grammar.as_ref(), found, started)
                 },
-                finished,
+                on,
             );
         }
         reporter.clear_progress();
