@@ -21,6 +21,9 @@
 //!   (malloc(N))` for one allocation over `-malloc_limit_mb` (with its first
 //!   user frame), `out-of-memory (used: …)` for the RSS; the sanitizer's own
 //!   `allocation-size-too-big` stays a sanitizer error.
+//!
+//! About 650 lines with its tests: reports of every kind are parsed side by
+//! side, so that what tells them apart is in one place.
 
 use crate::run::outcome::{CrashKind, Signature};
 use std::collections::HashMap;

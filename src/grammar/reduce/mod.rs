@@ -34,6 +34,9 @@
 //!   in (bytes, nodes) order (the Fuzzing Book's reducer: in nodes, as the
 //!   book has it), so every reducer and the pipeline terminate;
 //! * all of them return early once [`Oracle::exhausted`] is true.
+//!
+//! About 970 lines, nearly all of them the tests every tree reducer shares
+//! (the same trees, predicates and invariants), which live here once.
 
 mod grammar_reducer;
 mod gtr;
