@@ -208,7 +208,7 @@ mod tests {
         assert!(rx.try_recv().is_err(), "the second run must wait");
         drop(first);
         second.join().unwrap();
-        assert_eq!(rx.recv().unwrap(), true);
+        assert!(rx.recv().unwrap());
     }
 
     #[test]

@@ -458,7 +458,7 @@ mod tests {
         assert!(pred(&result) && result.as_slice() < [b'0'; 40].as_slice());
         let random = log.passes.iter().find(|p| p.name == "random").unwrap();
         assert_eq!(random.improved, 1);
-        assert!(random.tests <= pipeline.random_tests as u64);
+        assert!(random.tests <= pipeline.random_tests);
     }
 
     #[test]

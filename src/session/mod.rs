@@ -754,7 +754,7 @@ pub fn reduce_reproduced(
             })
         }
     };
-    if let (true, Some(r)) = (kept_existing, reporter.as_deref_mut()) {
+    if let (true, Some(r)) = (kept_existing, reporter.as_mut()) {
         r.note(format!(
             "kept the existing {} ({} bytes): it crashes the same way and is no larger than this run's result",
             output.display(),
