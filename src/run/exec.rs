@@ -463,14 +463,27 @@ impl Executor {
         }
         self.ensure_driver()?;
         let deadline = Instant::now() + self.config.timeout.max(Duration::from_secs(10));
-        if self.driver_mut().send_request(b'S', input).is_err() {
+        self.probe(b'S', input, deadline, FrameReader::read_spans)
+    }
+
+    /// Sends a probe request (`S`pans, `D`ebug) and reads its answer. A
+    /// probe that crashes, hangs or cannot be sent answers nothing: the
+    /// driver is replaced and the caller goes on without the answer.
+    fn probe<T>(
+        &mut self,
+        kind: u8,
+        input: &[u8],
+        deadline: Instant,
+        read: fn(&mut FrameReader, Instant) -> Result<Result<T, Death>, ReadError>,
+    ) -> Result<Option<T>, ExecError> {
+        if self.driver_mut().send_request(kind, input).is_err() {
             self.kill_driver();
             return Ok(None);
         }
-        match self.driver_mut().reader.read_spans(deadline) {
-            Ok(Ok(spans)) => Ok(Some(spans)),
+        match read(&mut self.driver_mut().reader, deadline) {
+            Ok(Ok(answer)) => Ok(Some(answer)),
             Ok(Err(death)) => {
-                // Decoding itself crashed; no structure this time.
+                // The probe itself crashed; no answer this time.
                 self.runner_replaced(death.next);
                 Ok(None)
             }
@@ -489,25 +502,12 @@ impl Executor {
     pub fn debug_format(&mut self, input: &[u8]) -> Result<Option<String>, ExecError> {
         self.ensure_driver()?;
         let timeout = self.config.timeout.max(Duration::from_secs(1));
-        if self.driver_mut().send_request(b'D', input).is_err() {
-            self.kill_driver();
-            return Ok(None);
-        }
-        match self
-            .driver_mut()
-            .reader
-            .read_debug(Instant::now() + timeout)
-        {
-            Ok(Ok(s)) => Ok(Some(s)),
-            Ok(Err(death)) => {
-                self.runner_replaced(death.next);
-                Ok(None)
-            }
-            Err(_) => {
-                self.restart();
-                Ok(None)
-            }
-        }
+        self.probe(
+            b'D',
+            input,
+            Instant::now() + timeout,
+            FrameReader::read_debug,
+        )
     }
 
     fn ensure_driver(&mut self) -> Result<(), ExecError> {
