@@ -10,15 +10,17 @@
 //!   toolchain is available, the active one or one installed through
 //!   rustup): the user's fuzz package itself, with cargo-fuzz's flags
 //!   (AddressSanitizer, SanitizerCoverage, `--cfg fuzzing`, debug
-//!   assertions, release with line tables, one codegen unit), in the same
-//!   target directory, with `libfuzzer-sys` patched to the shim through
-//!   `cargo --config`. Code, stack frames and sanitizer reports are those of
-//!   the binary that found the crash, and every dependency an earlier
-//!   `cargo fuzz build`/`run` compiled is reused: only the shim and the
-//!   target crate compile. The user's files stay untouched: the patched
-//!   resolution goes to a copy of `Cargo.lock` (nightly cargo's
-//!   `resolver.lockfile-path`), and the binary cargo links into
-//!   `<target>/<triple>/release/` is moved aside and the user's own put back.
+//!   assertions, release with line tables, one codegen unit), with the same
+//!   build directory (`build.build-dir`), with `libfuzzer-sys` patched to
+//!   the shim through `cargo --config`. Code, stack frames and sanitizer
+//!   reports are those of the binary that found the crash, and every
+//!   dependency an earlier `cargo fuzz build`/`run` compiled is reused: only
+//!   the shim and the target crate compile. The user's files stay untouched:
+//!   the patched resolution goes to a copy of `Cargo.lock` (nightly cargo's
+//!   `resolver.lockfile-path`), and the target directory, where cargo links
+//!   the binaries it built, is one of ours (`<target>/reduce-crash/faithful`),
+//!   so the user's fuzzer at `<target>/<triple>/release/<target>` is never
+//!   replaced, whatever state the directory is in.
 //! * **A generated package** (`--sanitizer none`, or no nightly toolchain):
 //!   a package written under the target directory whose binaries are the
 //!   target files, with the fuzz package's dependencies, features, edition
@@ -144,6 +146,28 @@ impl Toolchain {
         }
     }
 
+    /// Whether this toolchain's cargo has `build.build-dir` (stable since
+    /// 1.91): the faithful build then reuses `cargo fuzz build`'s compiled
+    /// dependencies while linking its drivers into a directory of ours. Asked
+    /// once per toolchain (`cargo -V`).
+    fn supports_build_dir(&self) -> bool {
+        static KNOWN: std::sync::Mutex<Vec<(Toolchain, bool)>> = std::sync::Mutex::new(Vec::new());
+        let mut known = KNOWN.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, yes)) = known.iter().find(|(t, _)| t == self) {
+            return *yes;
+        }
+        let version = self
+            .cargo()
+            .arg("-V")
+            .stderr(Stdio::null())
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        let yes = cargo_minor_version(&version).is_some_and(|minor| minor >= 91);
+        known.push((self.clone(), yes));
+        yes
+    }
+
     fn cargo(&self) -> Command {
         match self {
             Toolchain::Active => Command::new(cargo()),
@@ -173,6 +197,12 @@ impl Toolchain {
             },
         }
     }
+}
+
+/// `91` of `cargo 1.91.0-nightly (…)`.
+fn cargo_minor_version(version: &str) -> Option<u32> {
+    let number = version.strip_prefix("cargo 1.")?;
+    number.split('.').next()?.parse().ok()
 }
 
 fn rustup() -> PathBuf {
@@ -363,14 +393,10 @@ pub fn previous_binary(
     let triple = host_triple().ok()?;
     let path = match kind {
         BuildKind::CargoFuzz { .. } if PatchSource::of(project).is_some() => {
-            let target_dir = opts
-                .target_dir
-                .clone()
-                .unwrap_or_else(|| project.target_directory.clone());
-            target_dir
-                .join("reduce-crash")
-                .join("bin")
+            let profile = if opts.dev { "debug" } else { "release" };
+            faithful_dir(project, opts)
                 .join(triple)
+                .join(profile)
                 .join(target)
         }
         BuildKind::CargoFuzz { .. } | BuildKind::Generated => {
@@ -413,12 +439,15 @@ impl FileIdentity {
     }
 }
 
-/// Asks the active toolchain for its version in the background (what
-/// [`plan`] needs), so that it runs while the caller waits for `cargo
-/// metadata`.
+/// Asks the active toolchain for its version, and the nightly one whether
+/// it has `build.build-dir`, in the background (what [`plan`] and the build
+/// need), so that it runs while the caller waits for `cargo metadata`.
 pub fn warm_up() {
     std::thread::spawn(|| {
         rustc_version();
+        if let Some(nightly) = find_nightly() {
+            nightly.supports_build_dir();
+        }
     });
 }
 
@@ -506,7 +535,7 @@ impl PatchSource {
         let dep = project.package.dependencies.iter().find(|d| {
             d.kind == DependencyKind::Normal && d.name == "libfuzzer-sys" && d.rename.is_none()
         })?;
-        let source = dep.source.as_deref()?;
+        let source = dep.source.as_ref().map(|s| s.repr.as_str())?;
         let key = if source == "registry+https://github.com/rust-lang/crates.io-index"
             || source == "sparse+https://index.crates.io/"
         {
@@ -621,14 +650,10 @@ fn build_cargo_fuzz(
     toolchain: &Toolchain,
     patch: &PatchSource,
 ) -> Result<Driver> {
-    let target_dir = opts
-        .target_dir
-        .clone()
-        .unwrap_or_else(|| project.target_directory.clone());
-    let ours = target_dir.join("reduce-crash");
+    let ours = users_target_dir(project, opts).join("reduce-crash");
     let shim = ours.join("libfuzzer-sys-shim");
     write_shim(&shim, &patch.version)?;
-    let lockfile = sync_lockfile_copy(project, &ours.join("lock").join(&project.package.name))?;
+    let lockfile = sync_lockfile_copy(project, &ours.join("lock").join(project.package.name.as_str()))?;
 
     let triple = host_triple()?;
     let mut cmd = toolchain.cargo();
@@ -656,8 +681,16 @@ fn build_cargo_fuzz(
     if sanitizer == "memory" {
         cmd.args(["-Z", "build-std"]);
     }
-    if let Some(dir) = &opts.target_dir {
-        cmd.arg("--target-dir").arg(dir);
+    // The binaries cargo links out of `deps/` go to a directory of ours, never
+    // to `<target>/<triple>/release/<target>`, the user's fuzzer; the
+    // intermediate artifacts stay where `cargo fuzz build` keeps them, so
+    // every dependency it compiled is reused.
+    cmd.arg("--target-dir").arg(faithful_dir(project, opts));
+    if toolchain.supports_build_dir() {
+        cmd.arg("--config").arg(format!(
+            "build.build-dir={}",
+            toml_str(&users_build_dir(project, opts).display().to_string())
+        ));
     }
     cmd.arg("--bin")
         .arg(target)
@@ -680,20 +713,51 @@ fn build_cargo_fuzz(
             .env_remove("RUSTDOC")
             .env_remove("CARGO");
     }
-    let profile = if opts.dev { "debug" } else { "release" };
-    let uplifted = target_dir.join(&triple).join(profile).join(target);
-    let users = UsersBinary::new(&uplifted, &ours.join("bin").join(&triple).join(target));
     let built = run_cargo(cmd, target, opts.verbose)?;
-    let binary = users.after_build(&built.binary)?;
+    let mut notes = Vec::new();
+    if !toolchain.supports_build_dir() && !built.fresh {
+        notes.push(format!(
+            "this nightly cargo predates build.build-dir (1.91), so the driver cannot reuse what              `cargo fuzz build` compiled and its dependencies were compiled again in {};              `rustup update nightly` avoids this",
+            faithful_dir(project, opts).display()
+        ));
+    }
     Ok(Driver {
-        binary,
+        binary: built.binary,
         fresh: built.fresh,
         kind: BuildKind::CargoFuzz {
             sanitizer: sanitizer.to_owned(),
             toolchain: toolchain.clone(),
         },
-        notes: Vec::new(),
+        notes,
     })
+}
+
+/// The target directory `cargo fuzz build` uses: `--target-dir`, else the
+/// workspace's.
+fn users_target_dir(project: &FuzzProject, opts: &BuildOptions) -> PathBuf {
+    opts.target_dir
+        .clone()
+        .unwrap_or_else(|| project.target_directory.clone())
+}
+
+/// Where `cargo fuzz build` keeps its intermediate artifacts: the
+/// `build.build-dir` the user configured, else its target directory.
+fn users_build_dir(project: &FuzzProject, opts: &BuildOptions) -> PathBuf {
+    if project.build_directory != project.target_directory {
+        project.build_directory.clone()
+    } else {
+        users_target_dir(project, opts)
+    }
+}
+
+/// The target directory of the faithful build: where cargo links the
+/// drivers (only that, with a nightly cargo that has `build.build-dir`; the
+/// whole build with an older one). Never the user's target directory
+/// itself, whose `<triple>/release/<target>` is their fuzzer.
+fn faithful_dir(project: &FuzzProject, opts: &BuildOptions) -> PathBuf {
+    users_target_dir(project, opts)
+        .join("reduce-crash")
+        .join("faithful")
 }
 
 /// Copies the fuzz workspace's `Cargo.lock` to `dir/Cargo.lock` when it
@@ -721,88 +785,6 @@ fn sync_lockfile_copy(project: &FuzzProject, dir: &Path) -> Result<PathBuf> {
         }
     }
     Ok(copy)
-}
-
-/// The binary cargo links into `<target>/<triple>/release/<name>` is the
-/// user's fuzzer, used by `cargo fuzz run` and by people running it by hand.
-/// Our build links its driver there; afterwards the driver is linked to a
-/// place of ours and the user's own binary put back: the newest other
-/// `deps/<name>-<hash>` (what their last `cargo fuzz build` produced), or
-/// nothing if they never built one.
-struct UsersBinary {
-    uplifted: PathBuf,
-    ours: PathBuf,
-}
-
-impl UsersBinary {
-    fn new(uplifted: &Path, ours: &Path) -> UsersBinary {
-        UsersBinary {
-            uplifted: uplifted.to_owned(),
-            ours: ours.to_owned(),
-        }
-    }
-
-    fn after_build(&self, built: &Path) -> Result<PathBuf> {
-        use std::os::unix::fs::MetadataExt;
-        let werr = |path: &Path| {
-            let path = path.to_owned();
-            move |source| Error::Write { path, source }
-        };
-        std::fs::create_dir_all(self.ours.parent().expect("in a directory"))
-            .map_err(werr(&self.ours))?;
-        let tmp = self.ours.with_extension(unique_suffix());
-        let _ = std::fs::remove_file(&tmp);
-        if std::fs::hard_link(built, &tmp).is_err() {
-            std::fs::copy(built, &tmp).map_err(werr(&tmp))?;
-        }
-        std::fs::rename(&tmp, &self.ours).map_err(werr(&self.ours))?;
-        if built != self.uplifted {
-            return Ok(self.ours.clone());
-        }
-        let ours_inode = std::fs::metadata(&self.ours).map(|m| m.ino()).ok();
-        let name = self
-            .uplifted
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let users = std::fs::read_dir(self.uplifted.with_file_name("deps"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| {
-                let n = e.file_name().to_string_lossy().into_owned();
-                let meta = e.metadata().ok()?;
-                let hash = n.strip_prefix(&format!("{name}-"))?;
-                let executable = meta.mode() & 0o111 != 0 && meta.is_file();
-                (executable && !hash.contains('.') && Some(meta.ino()) != ours_inode)
-                    .then(|| (meta.modified().ok(), e.path()))
-            })
-            .max_by_key(|(modified, _)| *modified)
-            .map(|(_, path)| path);
-        match users {
-            Some(original) => {
-                let tmp = self
-                    .uplifted
-                    .with_file_name(format!(".{name}.reduce-crash-{}", unique_suffix()));
-                let _ = std::fs::remove_file(&tmp);
-                if std::fs::hard_link(&original, &tmp).is_ok() {
-                    let _ = std::fs::rename(&tmp, &self.uplifted);
-                }
-            }
-            None => {
-                let _ = std::fs::remove_file(&self.uplifted);
-            }
-        }
-        Ok(self.ours.clone())
-    }
-}
-
-/// A name part no other build of this process or another one uses at the
-/// same time (several threads may build at once).
-fn unique_suffix() -> String {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("tmp{}-{n}", std::process::id())
 }
 
 // ------------------------------------------------------------------ generated package
@@ -1048,7 +1030,7 @@ fn dependency_line(key: &str, dep: &cargo_metadata::Dependency) -> String {
     if let Some(path) = &dep.path {
         fields.push(format!("path = {}", toml_str(path.as_str())));
     } else if let Some(source) = &dep.source {
-        if let Some(git) = source.strip_prefix("git+") {
+        if let Some(git) = source.repr.strip_prefix("git+") {
             let (url, query) = git.split_once('?').unwrap_or((git, ""));
             let url = url.split('#').next().unwrap_or(url);
             fields.push(format!("git = {}", toml_str(url)));
@@ -1062,7 +1044,7 @@ fn dependency_line(key: &str, dep: &cargo_metadata::Dependency) -> String {
         }
     }
     if req != "*"
-        || (dep.path.is_none() && dep.source.as_deref().is_none_or(|s| !s.starts_with("git+")))
+        || (dep.path.is_none() && dep.source.as_ref().is_none_or(|s| !s.repr.starts_with("git+")))
     {
         fields.push(format!("version = {}", toml_str(&req)));
     }
@@ -1128,7 +1110,7 @@ fn generated_rustflags(project: &FuzzProject, opts: &BuildOptions) -> Vec<String
 
 /// The host triple, as cargo-fuzz passes `--target` explicitly (so RUSTFLAGS
 /// do not reach build scripts and proc-macros).
-fn host_triple() -> Result<String> {
+pub fn host_triple() -> Result<String> {
     rustc_version()
         .lines()
         .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
@@ -1238,6 +1220,16 @@ mod tests {
                  -Cllvm-args=-sanitizer-coverage-stack-depth -Cdebug-assertions -Ccodegen-units=1{user}"
             )
         );
+    }
+
+    #[test]
+    fn cargo_versions_are_read() {
+        assert_eq!(
+            cargo_minor_version("cargo 1.97.0-nightly (4d1f98451 2026-05-15)\n"),
+            Some(97)
+        );
+        assert_eq!(cargo_minor_version("cargo 1.90.0 (840b83a10 2025-07-30)"), Some(90));
+        assert_eq!(cargo_minor_version("error: no such toolchain"), None);
     }
 
     #[test]

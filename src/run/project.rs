@@ -20,6 +20,9 @@ pub struct FuzzProject {
     pub workspace_root: PathBuf,
     /// Where cargo puts build output for this workspace.
     pub target_directory: PathBuf,
+    /// Where cargo keeps intermediate artifacts (`deps/`, fingerprints):
+    /// the target directory unless `build.build-dir` says otherwise.
+    pub build_directory: PathBuf,
     pub package: cargo_metadata::Package,
     /// Fuzz targets (the package's binaries), sorted by name.
     pub targets: Vec<FuzzTarget>,
@@ -91,6 +94,11 @@ impl FuzzProject {
                 .to_owned(),
             manifest: canonical,
             workspace_root: metadata.workspace_root.into_std_path_buf(),
+            build_directory: metadata
+                .build_directory
+                .clone()
+                .unwrap_or_else(|| metadata.target_directory.clone())
+                .into_std_path_buf(),
             target_directory: metadata.target_directory.into_std_path_buf(),
             package,
             targets,
