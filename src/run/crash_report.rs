@@ -382,12 +382,21 @@ fn without_generics(name: &str) -> String {
     out
 }
 
-/// Classifies a process that died while running an input.
+/// Classifies a process that died while running an input. `announced`:
+/// the input's first panic (message, location), if the driver announced one
+/// before the process died: then the death is that panic, as libFuzzer,
+/// whose panic hook aborts at the first panic, reports it (a second panic
+/// while unwinding, or a panic hook of the target's that aborts or exits,
+/// kills the driver only later).
 pub fn classify_death(
     status: Option<ExitStatus>,
     printed: &str,
+    announced: Option<(String, String)>,
     symbolizer: &mut Symbolizer,
 ) -> Signature {
+    if let Some((message, location)) = announced {
+        return Signature::panic(message, location);
+    }
     let lines: Vec<&str> = printed.lines().collect();
     if let Some(sig) = sanitizer_report(&lines, symbolizer) {
         return sig;
@@ -495,8 +504,21 @@ mod tests {
         classify_death(
             Some(status),
             printed,
+            None,
             &mut Symbolizer::new(Path::new("/nonexistent/bin")),
         )
+    }
+
+    #[test]
+    fn a_death_after_an_announced_panic_is_that_panic() {
+        let abrt = ExitStatus::from_raw(libc::SIGABRT);
+        let sig = classify_death(
+            Some(abrt),
+            "thread panicked while processing panic. aborting.\n",
+            Some(("unreachable".into(), "src/lib.rs:7:9".into())),
+            &mut Symbolizer::new(Path::new("/nonexistent/bin")),
+        );
+        assert_eq!(sig, Signature::panic("unreachable", "src/lib.rs:7:9"));
     }
 
     #[test]

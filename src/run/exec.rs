@@ -302,9 +302,11 @@ impl Executor {
                         continue;
                     }
                     Phase::Busy => {
+                        let announced = self.driver_mut().reader.announced.take();
                         let sig = crash_report::classify_death(
                             Some(death.status),
                             &death.printed,
+                            announced,
                             &mut self.symbolizer,
                         );
                         self.after_death(running_key.take(), &sig);
@@ -413,9 +415,11 @@ impl Executor {
             }) => (outcome, elapsed),
             Ok(Frame::Death(death)) => {
                 self.stats.executions += 1;
+                let announced = self.driver_mut().reader.announced.take();
                 let sig = crash_report::classify_death(
                     Some(death.status),
                     &death.printed,
+                    announced,
                     &mut self.symbolizer,
                 );
                 self.runner_replaced(death.next);
@@ -548,7 +552,8 @@ impl Executor {
         let mut d = self.driver.take().expect("driver running");
         let status = d.wait_for_exit(Duration::from_secs(5));
         let stderr = d.stderr_tail();
-        crash_report::classify_death(status, &stderr, &mut self.symbolizer)
+        let announced = d.reader.announced.take();
+        crash_report::classify_death(status, &stderr, announced, &mut self.symbolizer)
     }
 }
 
@@ -863,6 +868,7 @@ pub fn fuzz_decode(data: &[u8]) -> usize {
         },
         buf: Vec::new(),
         pos: 0,
+        announced: None,
     };
     let deadline = Instant::now() + Duration::from_secs(1);
     let mut frames = 0;
@@ -937,6 +943,9 @@ struct FrameReader {
     source: Source,
     buf: Vec<u8>,
     pos: usize,
+    /// The first panic of the input running now, as the driver's panic hook
+    /// announced it (`p` frame): what the input's death is, if it dies.
+    announced: Option<(String, String)>,
 }
 
 /// Where the frames come from.
@@ -953,6 +962,7 @@ impl FrameReader {
             source: Source::Pipe(pipe),
             buf: Vec::with_capacity(1 << 16),
             pos: 0,
+            announced: None,
         }
     }
 
@@ -1065,11 +1075,17 @@ impl FrameReader {
     }
 
     fn read_frame(&mut self, deadline: Instant) -> Result<Frame, ReadError> {
-        let first = self.read_u8(deadline)?;
+        let mut first = self.read_u8(deadline)?;
+        while first == b'p' {
+            let message = self.read_string(deadline)?;
+            let location = self.read_string(deadline)?;
+            self.announced = Some((message, location));
+            first = self.read_u8(deadline)?;
+        }
         match first {
             b'k' => return Ok(Frame::Key(self.read_u64(deadline)?)),
             b'X' => return Ok(Frame::Death(self.read_death()?)),
-            _ => {}
+            _ => self.announced = None,
         }
         let cached = first & 0x80 != 0;
         let status = first & 0x7f;

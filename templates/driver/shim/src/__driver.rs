@@ -28,6 +28,12 @@
 //!   for known-fatal the u64 value key. With `V`, an input that has to run is
 //!   announced first by `b'k'` u64 key, so a death is attributable to a
 //!   value. After a crash the rest of the batch is skipped (the parent knows);
+//! * the first panic of an input that runs is announced from the panic hook,
+//!   before anything unwinds: `b'p'`, `str` message (cut to 2 KiB), `str`
+//!   location. Its answer follows (status 2), unless the process dies first
+//!   (a second panic while unwinding, a hook of the target's that aborts or
+//!   exits): then the death is that panic, as libFuzzer, whose hook aborts at
+//!   the first panic, reports it;
 //! * the answer to `b'S'` is `b's'`, u32 count, count × (u32 start, u32 end,
 //!   u8 kind: 0 leaf, 1 structural, 2 unused); to `b'D'` `b'd'` and one `str`;
 //! * with a fork server, when the process running inputs dies (a sanitizer
@@ -68,6 +74,7 @@ pub fn main(target: Target) -> i32 {
         return 2;
     }
     let (input, output) = take_protocol_fds();
+    crate::serve::set_protocol_fd(std::os::unix::io::AsRawFd::as_raw_fd(&output));
     // A parent that went away shows up as a failed write, as it does for a
     // Rust `main` (libFuzzer's `main` does the same for its own pipes).
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
@@ -77,6 +84,8 @@ pub fn main(target: Target) -> i32 {
     let mut hello = b"RCD3".to_vec();
     hello.push(u8::from(target.typed));
     if panic::catch_unwind(target.init).is_ok() {
+        // `init:` may have installed a hook of the target's own.
+        crate::serve::chain_panic_hook();
         hello.push(1);
     } else {
         let (message, location) = crate::serve::take_panic().unwrap_or_default();

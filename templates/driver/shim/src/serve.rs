@@ -9,6 +9,7 @@ use std::fs::File;
 use std::hash::{Hash, Hasher};
 use std::io::{BufReader, Read, Write};
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -28,21 +29,84 @@ const OUTPUT_KEEP: i64 = 1 << 20;
 /// First panic seen while running the current input: (message, location).
 static PANIC: Mutex<Option<(String, String)>> = Mutex::new(None);
 
-pub fn install_panic_hook() {
-    panic::set_hook(Box::new(|info| {
-        let message = match info.payload_as_str() {
-            Some(s) => s.to_owned(),
-            None => "Box<dyn Any>".to_owned(),
-        };
-        let location = info
-            .location()
-            .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
-            .unwrap_or_default();
-        if let Ok(mut slot) = PANIC.lock() {
-            if slot.is_none() {
-                *slot = Some((message, location));
+/// Whether an input is running (not start-up, not a decode for the value
+/// cache): only then is a panic announced to the parent.
+static RUNNING: AtomicBool = AtomicBool::new(false);
+
+/// The protocol pipe to the parent, for the panic hook's announcement.
+static PROTOCOL_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// A panic's first frame announcement: message and location, sent from the
+/// panic hook before anything unwinds, so the parent knows the first panic
+/// of an input even when the process dies afterwards (a panic in a `Drop`
+/// while unwinding aborts, a hook of the target's aborts or exits).
+const PANIC_FRAME: u8 = b'p';
+
+/// The announcement's message is cut to this many bytes (one pipe write).
+const ANNOUNCED_MESSAGE: usize = 2048;
+
+pub fn set_protocol_fd(fd: i32) {
+    PROTOCOL_FD.store(fd, Ordering::Relaxed);
+}
+
+/// Records the first panic of the current input (and announces it to the
+/// parent while an input runs).
+fn record_panic(info: &panic::PanicHookInfo<'_>) {
+    let message = match info.payload_as_str() {
+        Some(s) => s.to_owned(),
+        None => "Box<dyn Any>".to_owned(),
+    };
+    let location = info
+        .location()
+        .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+        .unwrap_or_default();
+    let Ok(mut slot) = PANIC.lock() else { return };
+    if slot.is_some() {
+        return;
+    }
+    if RUNNING.load(Ordering::Relaxed) {
+        let fd = PROTOCOL_FD.load(Ordering::Relaxed);
+        if fd >= 0 {
+            let mut cut = message.len().min(ANNOUNCED_MESSAGE);
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
             }
+            let mut frame = Vec::with_capacity(16 + cut + location.len());
+            frame.push(PANIC_FRAME);
+            put_str(&mut frame, &message[..cut]);
+            put_str(&mut frame, &location);
+            write_all_fd(fd, &frame);
         }
+    }
+    *slot = Some((message, location));
+}
+
+fn write_all_fd(fd: i32, mut buf: &[u8]) {
+    while !buf.is_empty() {
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n > 0 {
+            buf = &buf[n as usize..];
+        } else if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        } else {
+            return;
+        }
+    }
+}
+
+pub fn install_panic_hook() {
+    panic::set_hook(Box::new(record_panic));
+}
+
+/// Puts our recorder in front of whatever hook is installed now (the
+/// target's own, installed in `init:` or while running an input), which
+/// still runs after it: the location of every panic is known whatever hook
+/// the target installs.
+pub fn chain_panic_hook() {
+    let theirs = panic::take_hook();
+    panic::set_hook(Box::new(move |info| {
+        record_panic(info);
+        theirs(info);
     }));
 }
 
@@ -454,17 +518,34 @@ impl Drop for ExactCopy {
     }
 }
 
-/// Runs one input and writes its outcome frame; `true` if it panicked.
-fn run_one(target: &Target, data: &[u8], frame: &mut Vec<u8>) -> bool {
+/// Runs the target on one input, as libFuzzer hands it over.
+fn run_entry(target: &Target, data: &[u8]) -> (std::thread::Result<i32>, u64) {
     let entry = target.entry;
     let copy = ExactCopy::new(data);
+    RUNNING.store(true, Ordering::Relaxed);
     let start = Instant::now();
     let result = panic::catch_unwind(AssertUnwindSafe(|| entry(copy.bytes())));
     let elapsed = start.elapsed().as_nanos() as u64;
+    RUNNING.store(false, Ordering::Relaxed);
     drop(copy);
+    (result, elapsed)
+}
+
+/// Runs one input and writes its outcome frame; `true` if it panicked.
+fn run_one(target: &Target, data: &[u8], frame: &mut Vec<u8>) -> bool {
+    let (mut result, mut elapsed) = run_entry(target, data);
     crate::limits::after_input();
     // A panic the target caught itself still counts, as under libFuzzer.
-    let panicked = take_panic();
+    let mut panicked = take_panic();
+    if panicked.is_none() && result.is_err() {
+        // It panicked and our recorder did not see it: the target replaced
+        // the hook while this input ran. Ours goes in front of theirs, and
+        // the input runs once more to learn where it panics.
+        chain_panic_hook();
+        (result, elapsed) = run_entry(target, data);
+        crate::limits::after_input();
+        panicked = take_panic();
+    }
     match (panicked, result) {
         (Some((message, location)), _) => {
             frame.push(STATUS_PANIC);
