@@ -8,6 +8,8 @@ use std::path::PathBuf;
 pub enum Error {
     #[error("artifact {path} does not exist: pass the path of a file written by `cargo fuzz run`")]
     ArtifactMissing { path: PathBuf },
+    #[error("{path} is a {kind}, not a regular file: pass a file, or copy what it holds into one first")]
+    NotAFile { path: PathBuf, kind: &'static str },
     #[error("cannot read {path}: {source}")]
     Read {
         path: PathBuf,
@@ -18,8 +20,23 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("output path {path} is the original artifact: choose another -o/--output")]
-    OutputIsInput { path: PathBuf },
+    #[error("{option} {path} is the original artifact (or a link to it), which is never written: choose another path")]
+    OutputIsInput {
+        path: PathBuf,
+        option: &'static str,
+    },
+    #[error("{option} {path} is where this run writes {other} already: choose another path")]
+    OutputTwice {
+        path: PathBuf,
+        option: &'static str,
+        other: &'static str,
+    },
+    #[error("{option} {path} cannot be written: {detail}; choose another path")]
+    OutputUnusable {
+        path: PathBuf,
+        option: &'static str,
+        detail: String,
+    },
     #[error(
         "no cargo-fuzz project found for {searched}: run from your crate, or pass --fuzz-dir DIR"
     )]
@@ -66,6 +83,13 @@ pub enum Error {
         path: PathBuf,
         target: String,
         len: usize,
+    },
+    #[error("{path} does not crash `{target}` as it was classified ({classified}): run alone in a fresh process it gave {now}; nothing was written (an out-of-date record? it is classified again next run)")]
+    NotAsClassified {
+        path: PathBuf,
+        target: String,
+        classified: String,
+        now: String,
     },
     #[error(transparent)]
     Exec(#[from] crate::run::exec::ExecError),
@@ -129,9 +153,12 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::ArtifactMissing { .. }
+            | Error::NotAFile { .. }
             | Error::Read { .. }
             | Error::Write { .. }
             | Error::OutputIsInput { .. }
+            | Error::OutputTwice { .. }
+            | Error::OutputUnusable { .. }
             | Error::OutputExists { .. }
             | Error::CorpusMissing { .. }
             | Error::NoArtifacts { .. }
@@ -155,6 +182,7 @@ impl Error {
             Error::Interrupted => exit_code::INTERRUPTED,
             Error::Flaky { .. }
             | Error::ResultNotReproducible { .. }
+            | Error::NotAsClassified { .. }
             | Error::NothingReproducible { .. }
             | Error::CoverageLost { .. } => exit_code::FLAKY,
             Error::BucketsFailed { code, .. } => *code,

@@ -10,14 +10,15 @@
 //!   ─▶ reduce (oracle interface, byte and choice reducers, shrink) · grammar (Earley, tree reducers)
 //! ```
 //!
-//! Shared by all: `error`, `exit_code`, `output` (atomic writes, locks),
-//! `interrupt`.
+//! Shared by all: `error`, `exit_code`, `input` (reading only regular files),
+//! `output` (where a run may write, atomic writes, locks), `interrupt`.
 
 pub mod campaign;
 pub mod cli;
 pub mod error;
 pub mod exit_code;
 pub mod grammar;
+pub mod input;
 pub mod interrupt;
 pub mod output;
 pub mod reduce;

@@ -114,18 +114,126 @@ pub(crate) fn lock_exclusive(path: &Path, waiting: impl FnOnce()) -> Result<File
     Ok(file)
 }
 
-/// Refuses an output path that names the original artifact.
-pub fn check_output(artifact: &Path, output: &Path) -> Result<()> {
-    let same = match (artifact.canonicalize(), output.canonicalize()) {
-        (Ok(a), Ok(o)) => a == o,
-        _ => artifact == output,
-    };
-    if same {
-        return Err(Error::OutputIsInput {
-            path: output.to_owned(),
-        });
+/// A file as the file system knows it: device and inode. Two paths with the
+/// same key are one file (a hard link, a symbolic link, `./x` and `x`).
+type FileKey = (u64, u64);
+
+fn file_key(path: &Path) -> Option<FileKey> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// `path` with its directory's real path (the file itself need not exist;
+/// a symbolic link at `path` is resolved when it does).
+fn real_path(path: &Path) -> PathBuf {
+    if let Ok(real) = path.canonicalize() {
+        return real;
     }
-    Ok(())
+    let parent = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    parent
+        .canonicalize()
+        .unwrap_or_else(|_| parent.to_owned())
+        .join(path.file_name().unwrap_or_default())
+}
+
+/// The one place that decides where a run may write. A run names its inputs
+/// first (artifacts, corpus entries); then every file it would write is
+/// claimed here before any work starts. A claim is refused (exit 5) when
+/// the path is one of the inputs (by name, through a symbolic link, or as a
+/// hard link to it), is already claimed by this run (the result and the test
+/// file of `-o X --emit-test X`), is a directory, or cannot be created: its
+/// directory does not exist, or its name is longer than the file system
+/// allows. So nothing a run writes can land on what the user gave it, and a
+/// bad output path fails in a second, not after the whole reduction.
+#[derive(Debug, Default)]
+pub struct Destinations {
+    inputs: std::collections::HashSet<FileKey>,
+    input_paths: std::collections::HashSet<PathBuf>,
+    /// Claimed paths (real paths) and what they are for.
+    claimed: Vec<(PathBuf, Option<FileKey>, &'static str)>,
+}
+
+impl Destinations {
+    /// A run that reads `inputs`.
+    pub fn new<'p>(inputs: impl IntoIterator<Item = &'p Path>) -> Destinations {
+        let mut d = Destinations::default();
+        for input in inputs {
+            d.input_paths.insert(real_path(input));
+            if let Some(key) = file_key(input) {
+                d.inputs.insert(key);
+            }
+        }
+        d
+    }
+
+    /// Claims `path` for writing `what` (`-o/--output`, `--emit-test`, …).
+    pub fn claim(&mut self, path: &Path, what: &'static str) -> Result<PathBuf> {
+        let real = real_path(path);
+        let key = file_key(path);
+        if self.input_paths.contains(&real) || key.is_some_and(|k| self.inputs.contains(&k)) {
+            return Err(Error::OutputIsInput {
+                path: path.to_owned(),
+                option: what,
+            });
+        }
+        if let Some((_, _, other)) = self
+            .claimed
+            .iter()
+            .find(|(p, k, _)| *p == real || (key.is_some() && *k == key))
+        {
+            return Err(Error::OutputTwice {
+                path: path.to_owned(),
+                option: what,
+                other,
+            });
+        }
+        let unusable = |detail: String| Error::OutputUnusable {
+            path: path.to_owned(),
+            option: what,
+            detail,
+        };
+        if path.is_dir() {
+            return Err(unusable("it is a directory".into()));
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        if !dir.is_dir() {
+            return Err(unusable(format!(
+                "its directory {} does not exist",
+                dir.display()
+            )));
+        }
+        let name = path.file_name().unwrap_or_default();
+        let max = name_max(dir);
+        if name.len() > max {
+            return Err(unusable(format!(
+                "its name is {} bytes long, more than the {max} its file system allows",
+                name.len()
+            )));
+        }
+        self.claimed.push((real, key, what));
+        Ok(path.to_owned())
+    }
+}
+
+/// The longest file name `dir`'s file system takes (`NAME_MAX`, 255 where
+/// it cannot be asked).
+fn name_max(dir: &Path) -> usize {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return 255;
+    };
+    let n = unsafe { libc::pathconf(c.as_ptr(), libc::_PC_NAME_MAX) };
+    if n > 0 {
+        n as usize
+    } else {
+        255
+    }
 }
 
 /// Writes `bytes` to `path` atomically (temporary file + rename).
@@ -164,11 +272,38 @@ mod tests {
             default_output(p),
             Path::new("fuzz/artifacts/t/crash-abc.reduced")
         );
+    }
+
+    #[test]
+    fn destinations_are_never_inputs_links_or_each_other() {
         let tmp = tempfile::tempdir().unwrap();
         let a = tmp.path().join("crash-1");
         std::fs::write(&a, b"x").unwrap();
-        assert!(check_output(&a, &a).is_err());
-        assert!(check_output(&a, &tmp.path().join("out")).is_ok());
+        let hard = tmp.path().join("hard");
+        std::fs::hard_link(&a, &hard).unwrap();
+        let soft = tmp.path().join("soft");
+        std::os::unix::fs::symlink(&a, &soft).unwrap();
+        let dotted = tmp.path().join(".").join("crash-1");
+        for p in [&a, &hard, &soft, &dotted] {
+            let mut d = Destinations::new([a.as_path()]);
+            let e = d.claim(p, "-o/--output").unwrap_err();
+            assert!(matches!(e, Error::OutputIsInput { .. }), "{p:?}: {e}");
+            assert_eq!(e.exit_code(), crate::exit_code::BAD_INPUT);
+        }
+        let mut d = Destinations::new([a.as_path()]);
+        let out = tmp.path().join("out");
+        d.claim(&out, "-o/--output").unwrap();
+        let e = d.claim(&out, "--emit-test").unwrap_err();
+        assert!(matches!(e, Error::OutputTwice { .. }), "{e}");
+        assert!(e.to_string().contains("-o/--output"), "{e}");
+        let e = d.claim(&tmp.path().join("no/such/dir/x"), "--emit-test").unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        let e = d.claim(tmp.path(), "--emit-test").unwrap_err();
+        assert!(e.to_string().contains("is a directory"), "{e}");
+        let long = tmp.path().join("x".repeat(300));
+        let e = d.claim(&long, "--emit-test").unwrap_err();
+        assert!(e.to_string().contains("300 bytes"), "{e}");
+        d.claim(&tmp.path().join("t.rs"), "--emit-test").unwrap();
     }
 
     #[test]

@@ -7,9 +7,10 @@
 //!
 //! It replays the reduced input through the fuzz target `{{TARGET}}` exactly
 //! as `cargo fuzz run` does (the target file is included unmodified, `init:`
-//! runs first), so it fails while the bug is there and passes once it is
-//! fixed. Keep it in the fuzz package's `tests/` directory and run it with
-//! `cargo test --manifest-path {{FUZZ_MANIFEST}} --test {{TEST_FILE}}`.
+//! runs first). Keep it in the fuzz package's `tests/` directory.
+//!
+{{HOW_TO_RUN}}
+//!
 //! A crash aborts the test process (libFuzzer's panic hook aborts); the
 //! panic message is printed above the failure.
 

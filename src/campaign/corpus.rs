@@ -218,10 +218,7 @@ pub fn read_corpus(dir: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>> {
     files
         .into_iter()
         .map(|p| {
-            let bytes = std::fs::read(&p).map_err(|source| Error::Read {
-                path: p.clone(),
-                source,
-            })?;
+            let bytes = crate::input::read_file(&p)?;
             Ok((p, bytes))
         })
         .collect()
@@ -408,7 +405,10 @@ pub fn run(
         dir.with_file_name(format!("{name}.reduced"))
     });
     if output.canonicalize().ok() == dir.canonicalize().ok() {
-        return Err(Error::OutputIsInput { path: output });
+        return Err(Error::OutputIsInput {
+            path: output,
+            option: "-o/--output",
+        });
     }
     reporter.status(
         "Building",

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::grammar::Grammar;
 use crate::interrupt;
-use crate::output::{check_output, default_output};
+use crate::output::{default_output, Destinations};
 use crate::run::driver::BuildKind;
 use crate::run::exec::Executor;
 use crate::run::outcome::{Outcome, Signature};
@@ -110,6 +110,9 @@ struct Found {
     cached: bool,
     /// Why the file could not be read (then it has no hash and no class).
     unreadable: Option<String>,
+    /// Why its result cannot be written where it goes (`<artifact>.reduced`),
+    /// with the exit code: its reduction fails at once.
+    refused: Option<(String, i32)>,
 }
 
 impl Found {
@@ -290,7 +293,7 @@ impl<'o> Campaign<'o> {
                 }
             };
             // One unreadable file gets its own row; the rest goes on.
-            let (sha1, len, unreadable) = match std::fs::read(&path) {
+            let (sha1, len, unreadable) = match crate::input::read_file(&path) {
                 Ok(data) => (sha1_hex(&data), data.len() as u64, None),
                 Err(e) => (String::new(), 0, Some(e.to_string())),
             };
@@ -307,7 +310,15 @@ impl<'o> Campaign<'o> {
                 class: None,
                 cached: false,
                 unreadable,
+                refused: None,
             });
+        }
+        // Where this run writes, decided before any work starts.
+        let mut destinations = Destinations::new(c.found.iter().map(|f| f.path.as_path()));
+        for f in &mut c.found {
+            if let Err(e) = destinations.claim(&f.output(), "the result") {
+                f.refused = Some((e.to_string(), e.exit_code()));
+            }
         }
         if duplicates > 0 {
             reporter.note(format!(
@@ -396,7 +407,20 @@ impl<'o> Campaign<'o> {
             },
         );
         for (i, result) in results {
-            let class = result?;
+            let class = match result {
+                Ok(class) => class,
+                // Gone or replaced since it was found: its own row, like a
+                // file that could not be read at all; the rest goes on.
+                Err(
+                    e @ (Error::ArtifactMissing { .. }
+                    | Error::NotAFile { .. }
+                    | Error::Read { .. }),
+                ) => {
+                    self.found[i].unreadable = Some(e.to_string());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             self.found[i].class = Some(class.clone());
             let record = match self.record(&self.found[i]) {
                 Some(r) => Record {

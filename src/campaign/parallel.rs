@@ -117,7 +117,6 @@ pub(super) fn reduce_one(
     let opts = pool.opts;
     let data = session::read_artifact(&found.path)?;
     let output = found.output();
-    check_output(&found.path, &output)?;
     let tree = match (grammar, &opts.grammar) {
         (Some(g), Some(spec)) => Some(session::parse_artifact(g, spec, &found.path, &data)?),
         _ => None,
@@ -138,6 +137,7 @@ pub(super) fn reduce_one(
         signature: signature.clone(),
         slowest: Duration::from_secs_f64(*slowest_secs),
         output,
+        emit_test: None,
         parsed: grammar.zip(tree.as_ref()),
     };
     started();
@@ -174,6 +174,16 @@ impl Campaign<'_> {
                     r.valid_output(&f.dir(), &f.output_name(), &strategy)
                         .cloned()
                 });
+                if let Some((message, code)) = &f.refused {
+                    known.push((
+                        m,
+                        Reduction::Failed {
+                            message: message.clone(),
+                            code: *code,
+                        },
+                    ));
+                    continue;
+                }
                 // A record is only a claim: the output must still crash the
                 // same way, run alone in a fresh process.
                 match recorded {
@@ -229,10 +239,18 @@ impl Campaign<'_> {
                 };
                 let (b, m) = tasks[k];
                 // Records are written on this thread only.
-                if let Ok(summary) = &result {
-                    if let Err(e) = this.record_reduction(m, summary, &strategy) {
-                        record_warning.get_or_insert(e.to_string());
+                match &result {
+                    Ok(summary) => {
+                        if let Err(e) = this.record_reduction(m, summary, &strategy) {
+                            record_warning.get_or_insert(e.to_string());
+                        }
                     }
+                    // The record's classification was wrong: forget it, so
+                    // the next run classifies the artifact again.
+                    Err(Error::NotAsClassified { .. }) => {
+                        let _ = std::fs::remove_file(this.found[m].record_path());
+                    }
+                    Err(_) => {}
                 }
                 results[b].push((m, Reduction::from_result(result)));
                 reporter.reduction_done();
@@ -281,7 +299,7 @@ impl Campaign<'_> {
         else {
             return false;
         };
-        let Ok(bytes) = std::fs::read(f.output()) else {
+        let Ok(bytes) = crate::input::read_file(&f.output()) else {
             return false;
         };
         let Ok(exec) = pool.get(f.target) else {
@@ -312,7 +330,7 @@ impl Campaign<'_> {
         };
         record.reduced.retain(|r| r.output != f.output_name());
         if !summary.interrupted && !summary.budget_exhausted {
-            if let Ok(bytes) = std::fs::read(&summary.output) {
+            if let Ok(bytes) = crate::input::read_file(&summary.output) {
                 record.reduced.push(ReducedRecord {
                     output: f.output_name(),
                     sha1: sha1_hex(&bytes),

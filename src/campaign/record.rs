@@ -205,7 +205,7 @@ pub fn record_path(artifact: &Path, sha1: &str) -> PathBuf {
 /// The record at `path`; `None` if there is none or it cannot be read
 /// (a broken record is as good as none: it is rewritten).
 pub fn read_record(path: &Path) -> Option<Record> {
-    let text = std::fs::read(path).ok()?;
+    let text = crate::input::read_file(path).ok()?;
     serde_json::from_slice(&text).ok()
 }
 
@@ -243,7 +243,7 @@ impl Record {
             .reduced
             .iter()
             .find(|r| r.output == output_name && r.strategy == strategy)?;
-        let bytes = std::fs::read(dir.join(output_name)).ok()?;
+        let bytes = crate::input::read_file(&dir.join(output_name)).ok()?;
         (bytes.len() as u64 == r.len && sha1_hex(&bytes) == r.sha1).then_some(r)
     }
 }

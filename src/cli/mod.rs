@@ -99,7 +99,7 @@ pub struct Cli {
     pub timeout: Option<f64>,
 
     /// Heap limit in MiB, like libFuzzer's -rss_limit_mb (0 = none).
-    #[arg(long, value_name = "MB", default_value_t = 2048)]
+    #[arg(long, value_name = "MB", default_value_t = crate::session::DEFAULT_RSS_LIMIT_MB)]
     pub rss_limit_mb: u64,
 
     /// Largest single allocation in MiB, like -malloc_limit_mb (default: the heap limit).
@@ -286,6 +286,18 @@ impl Cli {
         let parse_u64 = |v: &str, what: &str| -> Result<u64, String> {
             v.parse().map_err(|_| format!("-{what}={v}: not a number"))
         };
+        // A budget of nothing would only copy the original.
+        if self.max_time.is_some_and(|s| s <= 0.0) {
+            return Err(
+                "--max-time must be more than 0 seconds (a budget of nothing reduces nothing)"
+                    .to_owned(),
+            );
+        }
+        if self.max_tests == Some(0) {
+            return Err(
+                "--max-tests must be at least 1 (a budget of nothing reduces nothing)".to_owned(),
+            );
+        }
         // Below a millisecond a limit cannot be kept: the round trip to the
         // driver alone takes tens of microseconds.
         let timeout = match self.timeout {

@@ -7,6 +7,8 @@
 
 use crate::error::{Error, Result};
 use crate::output::write_atomic;
+use crate::run::driver::BuildKind;
+use crate::run::outcome::{CrashKind, Signature};
 use std::path::{Component, Path, PathBuf};
 
 const TEMPLATE: &str = include_str!("../../templates/regression_test.rs");
@@ -19,7 +21,9 @@ pub struct RegressionTest<'a> {
     /// The fuzz target's source file.
     pub target_src: &'a Path,
     pub fuzz_manifest: &'a Path,
-    pub signature: String,
+    pub signature: &'a Signature,
+    /// How the driver that found the signature was built (which sanitizer).
+    pub build: &'a BuildKind,
     pub reproduce: &'a str,
     pub original_len: usize,
     pub reduced: &'a [u8],
@@ -27,15 +31,96 @@ pub struct RegressionTest<'a> {
     pub debug: Option<&'a str>,
 }
 
+/// What it takes for a regression test to fail while the bug is there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failing {
+    /// `cargo test …` (the command).
+    PlainTest(String),
+    /// The bug is a memory error only this sanitizer reports: the test fails
+    /// only when built with it (the command).
+    Sanitizer { name: String, command: String },
+    /// A libFuzzer limit (time, memory, exit) makes it a failure, which a
+    /// test does not enforce: replay through the fuzz binary (`what` it is).
+    FuzzBinaryOnly { what: &'static str },
+}
+
 impl RegressionTest<'_> {
+    /// What makes the test fail while the bug is there, for a test file
+    /// written at `path`.
+    pub fn failing(&self, path: &Path) -> Failing {
+        let manifest = self.fuzz_manifest.display();
+        let test_file = test_file(path);
+        match self.signature.kind {
+            CrashKind::Sanitizer => {
+                let sanitizer = self.build.sanitizer().unwrap_or("address");
+                let name = self
+                    .signature
+                    .message
+                    .as_deref()
+                    .and_then(|m| m.split(':').next())
+                    .filter(|n| n.ends_with("Sanitizer"))
+                    .unwrap_or("AddressSanitizer")
+                    .to_owned();
+                let build_std = if sanitizer == "memory" {
+                    " -Zbuild-std"
+                } else {
+                    ""
+                };
+                let triple = crate::run::driver::host_triple().unwrap_or_else(|_| "<host triple>".into());
+                Failing::Sanitizer {
+                    name,
+                    command: format!(
+                        "RUSTFLAGS='-Zsanitizer={sanitizer} --cfg fuzzing -Cdebug-assertions' \
+                         cargo +nightly test{build_std} --target {triple} --manifest-path {manifest} \
+                         --test {test_file}"
+                    ),
+                }
+            }
+            CrashKind::Timeout => Failing::FuzzBinaryOnly { what: "a timeout" },
+            CrashKind::OutOfMemory | CrashKind::MallocLimit => Failing::FuzzBinaryOnly {
+                what: "an out-of-memory",
+            },
+            CrashKind::Exit(_) => Failing::FuzzBinaryOnly {
+                what: "an exit of the process",
+            },
+            _ => Failing::PlainTest(format!(
+                "cargo test --manifest-path {manifest} --test {test_file}"
+            )),
+        }
+    }
+
+    /// The comment lines that say how to run the test so that it fails.
+    fn how_to_run(&self, path: &Path) -> String {
+        let text = match self.failing(path) {
+            Failing::PlainTest(command) => format!(
+                "It fails while the bug is there and passes once it is fixed; run it with\n`{command}`."
+            ),
+            Failing::Sanitizer { name, command } => format!(
+                "The crash is a memory error only {name} reports: under a plain `cargo test`\n\
+                 this test PASSES even while the bug is there. Built with {name}, as\n\
+                 `cargo fuzz run` builds the target, it fails while the bug is there and\n\
+                 passes once it is fixed:\n`{command}`\n\
+                 (or replay the input through the fuzz binary: `{}`).",
+                self.reproduce
+            ),
+            Failing::FuzzBinaryOnly { what } => format!(
+                "The crash is {what} that only libFuzzer's limits (-timeout,\n\
+                 -rss_limit_mb, -malloc_limit_mb) or its exit check turn into a failure: a\n\
+                 plain `cargo test` does not fail on it. Replay the reduced input through\n\
+                 the fuzz binary to see the bug: `{}`.",
+                self.reproduce
+            ),
+        };
+        text.lines()
+            .map(|l| format!("//! {l}").trim_end().to_owned())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// The test source, for a file to be written at `path`.
     pub fn render(&self, path: &Path) -> String {
         let dir = absolute(path.parent().unwrap_or(Path::new(".")));
         let target_path = relative_path(&dir, &absolute(self.target_src));
-        let test_file = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "regression".to_owned());
         let debug = match self.debug {
             Some(d) => format!(
                 "/// The reduced input, as the target sees it (`cargo fuzz fmt`):\n///\n{}",
@@ -50,14 +135,10 @@ impl RegressionTest<'_> {
             .replace("{{ARTIFACT}}", &self.artifact.display().to_string())
             .replace("{{ORIGINAL_LEN}}", &self.original_len.to_string())
             .replace("{{REDUCED_LEN}}", &self.reduced.len().to_string())
-            .replace("{{SIGNATURE}}", &self.signature.replace('\n', " "))
+            .replace("{{SIGNATURE}}", &self.signature.to_string().replace('\n', " "))
             .replace("{{REPRODUCE}}", self.reproduce)
             .replace("{{TARGET}}", self.target)
-            .replace(
-                "{{FUZZ_MANIFEST}}",
-                &self.fuzz_manifest.display().to_string(),
-            )
-            .replace("{{TEST_FILE}}", &test_file)
+            .replace("{{HOW_TO_RUN}}", &self.how_to_run(path))
             .replace(
                 "{{TARGET_PATH}}",
                 &escape(&target_path.display().to_string()),
@@ -77,6 +158,13 @@ impl RegressionTest<'_> {
         }
         write_atomic(path, self.render(path).as_bytes())
     }
+}
+
+/// The test's name for `cargo test --test`: its file name without `.rs`.
+fn test_file(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "regression".to_owned())
 }
 
 fn escape(s: &str) -> String {
@@ -170,12 +258,14 @@ mod tests {
 
     #[test]
     fn renders_every_placeholder() {
+        let signature = Signature::panic("boom", "src/lib.rs:1:1");
         let t = RegressionTest {
             artifact: Path::new("/p/fuzz/artifacts/t/crash-1"),
             target: "t",
             target_src: Path::new("/p/fuzz/fuzz_targets/t.rs"),
             fuzz_manifest: Path::new("/p/fuzz/Cargo.toml"),
-            signature: "panic at src/lib.rs:1:1: boom".into(),
+            signature: &signature,
+            build: &BuildKind::Generated,
             reproduce: "cargo fuzz run t x",
             original_len: 100,
             reduced: b"ab",
@@ -187,5 +277,38 @@ mod tests {
         assert!(text.contains("fn reduced_t_crash_1()"));
         assert!(text.contains("///         Push(0),"));
         assert!(text.contains("--test crash_1"));
+        assert!(text.contains("It fails while the bug is there"), "{text}");
+    }
+
+    #[test]
+    fn a_sanitizer_only_bug_says_how_to_make_the_test_fail() {
+        let mut signature = Signature::new(CrashKind::Sanitizer);
+        signature.message = Some("AddressSanitizer: heap-buffer-overflow".into());
+        let build = BuildKind::CargoFuzz {
+            sanitizer: "address".into(),
+            toolchain: crate::run::driver::Toolchain::Active,
+        };
+        let t = RegressionTest {
+            artifact: Path::new("/p/fuzz/artifacts/t/crash-1"),
+            target: "t",
+            target_src: Path::new("/p/fuzz/fuzz_targets/t.rs"),
+            fuzz_manifest: Path::new("/p/fuzz/Cargo.toml"),
+            signature: &signature,
+            build: &build,
+            reproduce: "cargo fuzz run t x",
+            original_len: 100,
+            reduced: b"ab",
+            debug: None,
+        };
+        let path = Path::new("/p/fuzz/tests/crash_1.rs");
+        let Failing::Sanitizer { name, command } = t.failing(path) else {
+            panic!("{:?}", t.failing(path))
+        };
+        assert_eq!(name, "AddressSanitizer");
+        assert!(command.contains("-Zsanitizer=address") && command.contains("--test crash_1"));
+        let text = t.render(path);
+        assert!(!text.contains("{{"), "{text}");
+        assert!(text.contains("PASSES even while the bug is there"), "{text}");
+        assert!(!text.contains("It fails while the bug is there and passes"), "{text}");
     }
 }

@@ -17,7 +17,7 @@ pub mod report;
 
 use crate::error::{Error, Result};
 use crate::grammar::{self, reduce::TreeStrategy, Grammar, Tree};
-use crate::output::{check_output, default_output, write_atomic, OutputLock};
+use crate::output::{default_output, write_atomic, Destinations, OutputLock};
 use crate::reduce::oracle::Cached;
 use crate::reduce::Strategy;
 use crate::run::crash_oracle::{Budget, CrashOracle, StopReason};
@@ -26,10 +26,14 @@ use crate::run::exec::{ExecConfig, Executor};
 use crate::run::outcome::{CrashKind, MatchMode, Outcome, Signature};
 use crate::run::project::{FuzzProject, Locate};
 use crate::run::timeouts::{self, TimeoutGoal};
-use crate::session::emit_test::RegressionTest;
+use crate::session::emit_test::{Failing, RegressionTest};
 use crate::session::report::{preview, OtherSignature, Reporter, Summary};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// libFuzzer's `-rss_limit_mb` default (its `-malloc_limit_mb` defaults to
+/// the RSS limit).
+pub const DEFAULT_RSS_LIMIT_MB: u64 = 2048;
 
 /// Time limit for checking the original when no timeout is given.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -88,17 +92,10 @@ struct Prepared {
     exec: Executor,
 }
 
-/// Reads an artifact, or says that it is missing or unreadable.
+/// Reads an artifact, or says that it is missing, unreadable or not a
+/// regular file ([`crate::input::read_file`]).
 pub fn read_artifact(path: &Path) -> Result<Vec<u8>> {
-    if !path.exists() {
-        return Err(Error::ArtifactMissing {
-            path: path.to_owned(),
-        });
-    }
-    std::fs::read(path).map_err(|source| Error::Read {
-        path: path.to_owned(),
-        source,
-    })
+    crate::input::read_file(path)
 }
 
 /// The project holding `artifact` and the name of its fuzz target.
@@ -124,8 +121,14 @@ pub fn plan_build(opts: &Options, reporter: &mut Reporter) -> Plan {
     plan
 }
 
+/// How long a build may take before the run says it is compiling: a no-op
+/// cargo build (nothing changed since the last run) takes well under this.
+const COMPILING_AFTER: Duration = Duration::from_millis(400);
+
 /// Builds the driver for `target` (a no-op cargo build when nothing
-/// changed). Status lines go to the reporter; the first says which build.
+/// changed). Status lines go to the reporter, as cargo words them: `Fresh`
+/// when nothing had to compile; `Building` once the build has run longer
+/// than a no-op one does, then `Finished`. Each says which build.
 pub fn build_driver(
     opts: &Options,
     plan: &Plan,
@@ -134,14 +137,24 @@ pub fn build_driver(
     reporter: &mut Reporter,
 ) -> Result<Driver> {
     let started = Instant::now();
-    reporter.status(
-        "Building",
-        format!(
-            "fuzz target `{target}` {} to run in-process",
-            plan.kind.describe()
-        ),
-    );
-    let built = driver::build_planned(project, target, &opts.build, &plan.kind)?;
+    let what = format!("driver for fuzz target `{target}` {}", plan.kind.describe());
+    let built = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let build = scope.spawn(move || {
+            let _ = tx.send(driver::build_planned(project, target, &opts.build, &plan.kind));
+        });
+        let built = match rx.recv_timeout(COMPILING_AFTER) {
+            Ok(built) => Some(built),
+            Err(_) => {
+                reporter.status("Building", format!("{what} to run in-process"));
+                rx.recv().ok()
+            }
+        };
+        match build.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => built.expect("the build thread sends its result"),
+        }
+    })?;
     if built.kind != plan.kind {
         reporter.note(format!(
             "`{target}`'s libfuzzer-sys cannot be replaced in its own build (it is not a \
@@ -152,10 +165,15 @@ pub fn build_driver(
     for note in &built.notes {
         reporter.note(note);
     }
-    if !built.fresh {
+    if built.fresh {
+        reporter.status("Fresh", what);
+    } else {
         reporter.status(
             "Finished",
-            format!("driver build in {:.1}s", started.elapsed().as_secs_f64()),
+            format!(
+                "{what} in {:.1}s",
+                started.elapsed().as_secs_f64()
+            ),
         );
     }
     Ok(built)
@@ -466,10 +484,7 @@ pub fn load_grammar(spec: &str, reporter: &mut Reporter) -> Result<Grammar> {
                 .collect(),
         });
     }
-    let bytes = std::fs::read(path).map_err(|source| Error::Read {
-        path: path.to_owned(),
-        source,
-    })?;
+    let bytes = crate::input::read_file(path)?;
     let text = String::from_utf8(bytes).map_err(|_| Error::GrammarNotText {
         path: path.to_owned(),
     })?;
@@ -523,11 +538,19 @@ fn reduction_timeout(
 /// Reduces one artifact. Returns the summary (also when interrupted).
 pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Result<Summary> {
     let data = read_artifact(artifact)?;
-    let output = opts
-        .output
-        .clone()
-        .unwrap_or_else(|| default_output(artifact));
-    check_output(artifact, &output)?;
+    // Where this run writes, decided before any work starts.
+    let mut destinations = Destinations::new([artifact]);
+    let output = destinations.claim(
+        &opts
+            .output
+            .clone()
+            .unwrap_or_else(|| default_output(artifact)),
+        "-o/--output",
+    )?;
+    let emit_test = match &opts.emit_test {
+        Some(path) => Some(destinations.claim(path, "--emit-test")?),
+        None => None,
+    };
     // A bad grammar or an input it does not parse is found before building.
     let parsed = match &opts.grammar {
         Some(spec) => {
@@ -567,6 +590,7 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         signature,
         slowest,
         output,
+        emit_test,
         parsed: parsed.as_ref().map(|(g, t)| (g, t)),
     };
     reduce_reproduced(opts, &mut p.exec, job, Some(reporter))
@@ -584,7 +608,10 @@ pub struct ReduceJob<'a> {
     pub signature: Signature,
     /// Its slowest run (the per-test limit derives from it).
     pub slowest: Duration,
+    /// Where the result goes, and the regression test (`--emit-test`), both
+    /// claimed through [`Destinations`].
     pub output: PathBuf,
+    pub emit_test: Option<PathBuf>,
     /// `--grammar`: the grammar and the artifact's derivation tree.
     pub parsed: Option<(&'a Grammar, &'a Tree)>,
 }
@@ -608,6 +635,7 @@ pub fn reduce_reproduced(
         signature,
         slowest,
         output,
+        emit_test,
         parsed,
     } = job;
     // One run at a time writes this output; a second one waits.
@@ -619,7 +647,7 @@ pub fn reduce_reproduced(
             ));
         }
     })?;
-    let previous = std::fs::read(&output).ok();
+    let previous = crate::input::read_file(&output).ok();
     // The executor may have run other artifacts before: count only this one.
     let before = exec.stats();
     let (timeout, timeout_goal) = reduction_timeout(opts, &signature, slowest);
@@ -726,25 +754,30 @@ pub fn reduce_reproduced(
     let elapsed = started.elapsed();
     let value_cached =
         exec.stats().value_cache_hits - before.value_cache_hits + work.helpers.value_cache_hits;
+    // Nothing smaller was found (the original is minimal, or the run was cut
+    // short first), or what was found crashes only in the driver's state and
+    // the run was cut short: the result may be the original itself, if it
+    // still crashes alone in a fresh process.
+    let original_may_do = stop.is_some() || best.iter().all(|b| b.as_slice() == data);
     let published = publish(
         exec,
         opts.match_mode,
         &signature,
         &output,
-        data,
+        (data, original_may_do),
         &best,
         previous.as_deref(),
     )?;
     let (best, written, kept_existing) = match published {
         Published::Wrote(b) => (b, true, false),
         Published::KeptExisting(b) => (b, false, true),
-        // Nothing smaller was found (the original is minimal, or the run was
-        // cut short first), or what was found crashes only in the driver's
-        // state and the run was cut short: the result is the original itself
-        // (it crashed alone in a fresh process).
-        Published::Nothing if stop.is_some() || best.iter().all(|b| b.as_slice() == data) => {
-            write_atomic(&output, data)?;
-            (data.to_vec(), true, false)
+        Published::OriginalDoesNotCrash(now) => {
+            return Err(Error::NotAsClassified {
+                path: artifact.to_owned(),
+                target: target.to_owned(),
+                classified: signature.to_string(),
+                now,
+            })
         }
         Published::Nothing => {
             return Err(Error::ResultNotReproducible {
@@ -775,22 +808,36 @@ pub fn reduce_reproduced(
         opts,
         timeout_goal.and_then(|g| g.libfuzzer),
     );
-    if let Some(path) = &opts.emit_test {
-        RegressionTest {
+    if let Some(path) = &emit_test {
+        let test = RegressionTest {
             artifact,
             target,
             target_src: &project.target(target)?.src_path,
             fuzz_manifest: &project.manifest,
-            signature: signature.to_string(),
+            signature: &signature,
+            build,
             reproduce: &reproduce,
             original_len,
             reduced: &best,
             debug: debug.as_deref(),
+        };
+        test.write(path)?;
+        if let Some(r) = reporter.as_deref_mut() {
+            match test.failing(path) {
+                Failing::PlainTest(_) => {}
+                Failing::Sanitizer { name, command } => r.note(format!(
+                    "{}: a plain `cargo test` passes it, since only {name} sees this bug; it fails under {name}: {command}",
+                    path.display()
+                )),
+                Failing::FuzzBinaryOnly { what } => r.note(format!(
+                    "{}: a plain `cargo test` does not fail on {what}; replay through the fuzz binary: {reproduce}",
+                    path.display()
+                )),
+            }
         }
-        .write(path)?;
     }
     Ok(Summary {
-        emitted_test: opts.emit_test.clone(),
+        emitted_test: emit_test,
         reproduce,
         target: target.to_owned(),
         input: artifact.to_owned(),
@@ -848,27 +895,39 @@ enum Published {
     KeptExisting(Vec<u8>),
     /// Nothing smaller than the original crashes on its own.
     Nothing,
+    /// Nothing smaller crashes, and the original itself, run alone in a
+    /// fresh process, does not crash as it was classified (a stale record):
+    /// what it did instead.
+    OriginalDoesNotCrash(String),
 }
 
 /// The one place a result is written. A result is written only if it
 /// crashes with the original's signature when run alone in a fresh process
 /// (the reduction ran it after thousands of other inputs): the first of
 /// `candidates` (the reducer's answer, then the bests before it, newest
-/// first) that does. An existing output that crashes the same way and is no
-/// larger is kept instead: a later run never makes a result worse.
+/// first) that does, else the original itself when `original.1` allows
+/// it. An existing output that crashes the same way and is no larger is kept
+/// instead: a later run never makes a result worse. Whatever records or
+/// earlier runs claimed, nothing is written that was not just seen crashing.
 fn publish(
     exec: &mut Executor,
     mode: MatchMode,
     signature: &Signature,
     output: &Path,
-    original: &[u8],
+    original: (&[u8], bool),
     candidates: &[Vec<u8>],
     previous: Option<&[u8]>,
 ) -> Result<Published> {
+    let (original, original_may_do) = original;
     exec.set_value_cache(false);
+    let mut last_outcome = String::new();
     let mut reproduces = |input: &[u8]| -> Result<bool> {
         exec.restart();
         let run = exec.run(input)?;
+        last_outcome = match run.outcome.signature() {
+            Some(s) => s.to_string(),
+            None => run.outcome.label().to_owned(),
+        };
         Ok(matches!(run.outcome, Outcome::Crash(ref s) if mode.matches(signature, s)))
     };
     let mut chosen = None;
@@ -891,6 +950,12 @@ fn publish(
         if no_larger && p != original && reproduces(p)? {
             return Ok(Published::KeptExisting(p.to_vec()));
         }
+    }
+    if chosen.is_none() && original_may_do {
+        if !reproduces(original)? {
+            return Ok(Published::OriginalDoesNotCrash(last_outcome));
+        }
+        chosen = Some(original.to_vec());
     }
     match chosen {
         Some(c) => {
@@ -993,14 +1058,37 @@ fn reproduce_line(
         Some(s) => parts.push(format!("--sanitizer={s}")),
         None => parts.push("--sanitizer=none".to_owned()),
     }
-    let default_dir = cwd.join("fuzz");
-    if project.dir.canonicalize().ok() != default_dir.canonicalize().ok() {
-        parts.push(format!("--fuzz-dir={}", shell_quote(&rel(&project.dir))));
+    // cargo-fuzz finds the project from the current directory as we do
+    // without an artifact: `--fuzz-dir` only when that finds another one.
+    let found_from_cwd = crate::run::project::find_manifest(&Locate {
+        cwd: cwd.clone(),
+        ..Locate::default()
+    })
+    .ok()
+    .and_then(|m| m.canonicalize().ok());
+    if found_from_cwd.as_deref() != Some(project.manifest.as_path()) {
+        let dir = match rel(&project.dir) {
+            d if d.is_empty() => ".".to_owned(),
+            d => d,
+        };
+        parts.push(format!("--fuzz-dir={}", shell_quote(&dir)));
     }
     parts.push(target.to_owned());
     parts.push(shell_quote(&rel(output)));
+    // libFuzzer's flags where this run's differ from its defaults.
+    let mut flags = Vec::new();
     if let Some(n) = libfuzzer_timeout {
-        parts.push(format!("-- -timeout={n}"));
+        flags.push(format!("-timeout={n}"));
+    }
+    if opts.rss_limit_mb != DEFAULT_RSS_LIMIT_MB {
+        flags.push(format!("-rss_limit_mb={}", opts.rss_limit_mb));
+    }
+    if opts.malloc_limit_mb != 0 && opts.malloc_limit_mb != opts.rss_limit_mb {
+        flags.push(format!("-malloc_limit_mb={}", opts.malloc_limit_mb));
+    }
+    if !flags.is_empty() {
+        parts.push("--".to_owned());
+        parts.extend(flags);
     }
     parts.join(" ")
 }
