@@ -8,7 +8,9 @@ use std::path::PathBuf;
 pub enum Error {
     #[error("artifact {path} does not exist: pass the path of a file written by `cargo fuzz run`")]
     ArtifactMissing { path: PathBuf },
-    #[error("{path} is a {kind}, not a regular file: pass a file, or copy what it holds into one first")]
+    #[error(
+        "{path} is a {kind}, not a regular file: pass a file, or copy what it holds into one first"
+    )]
     NotAFile { path: PathBuf, kind: &'static str },
     #[error("cannot read {path}: {source}")]
     Read {
@@ -21,10 +23,7 @@ pub enum Error {
         source: std::io::Error,
     },
     #[error("{option} {path} is the original artifact (or a link to it), which is never written: choose another path")]
-    OutputIsInput {
-        path: PathBuf,
-        option: &'static str,
-    },
+    OutputIsInput { path: PathBuf, option: &'static str },
     #[error("{option} {path} is where this run writes {other} already: choose another path")]
     OutputTwice {
         path: PathBuf,

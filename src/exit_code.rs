@@ -15,11 +15,13 @@ pub const USAGE: i32 = 2;
 /// directories: none of the artifacts does.
 pub const NO_CRASH: i32 = 3;
 /// The artifact crashes only sometimes, or differently from run to run; for
-/// directories: no artifact crashes reproducibly and some are flaky.
+/// directories: no artifact crashes reproducibly and some are flaky, or a
+/// record's classification no longer holds.
 pub const FLAKY: i32 = 4;
-/// The artifact is missing or unreadable, or the output path is unusable
-/// (`-o` with a directory, several artifacts or `--all`); a directory holds
-/// no artifacts.
+/// The artifact is missing, unreadable or not a regular file, or an output
+/// path is unusable (the original or a link to it, claimed twice, in a
+/// missing directory, a name too long; `-o` with a directory, several
+/// artifacts or `--all`); a directory holds no artifacts.
 pub const BAD_INPUT: i32 = 5;
 /// No cargo-fuzz project was found, or it could not be read.
 pub const NO_PROJECT: i32 = 6;
@@ -42,7 +44,10 @@ pub const ALL: &[(i32, &str)] = &[
         "reduced and written (with --classify: all files classified; with a directory: every reproducing bucket reduced)",
     ),
     (INTERNAL, "internal error"),
-    (USAGE, "bad command line"),
+    (
+        USAGE,
+        "bad command line (also --max-time 0, --max-tests 0, a --timeout shorter than the original's run)",
+    ),
     (
         NO_CRASH,
         "the artifact does not crash the target (with a directory: none does)",
@@ -53,7 +58,7 @@ pub const ALL: &[(i32, &str)] = &[
     ),
     (
         BAD_INPUT,
-        "artifact missing or unreadable, no artifacts in a directory, or unusable output path (e.g. -o with a directory)",
+        "artifact missing, unreadable or not a regular file, no artifacts in a directory, or an unusable output path (the original or a link to it, -o and --emit-test the same, a missing directory, a name too long, -o with a directory)",
     ),
     (NO_PROJECT, "no cargo-fuzz project found"),
     (

@@ -169,8 +169,20 @@ impl Destinations {
         d
     }
 
-    /// Claims `path` for writing `what` (`-o/--output`, `--emit-test`, …).
+    /// Claims `path` for writing `what` (`-o/--output`, …) in a directory
+    /// that exists.
     pub fn claim(&mut self, path: &Path, what: &'static str) -> Result<PathBuf> {
+        self.claim_in(path, what, false)
+    }
+
+    /// Claims `path` for writing `what` (`--emit-test`), creating its
+    /// directory when it is written if need be: the nearest existing
+    /// ancestor must be a directory.
+    pub fn claim_creating_dirs(&mut self, path: &Path, what: &'static str) -> Result<PathBuf> {
+        self.claim_in(path, what, true)
+    }
+
+    fn claim_in(&mut self, path: &Path, what: &'static str, create: bool) -> Result<PathBuf> {
         let real = real_path(path);
         let key = file_key(path);
         if self.input_paths.contains(&real) || key.is_some_and(|k| self.inputs.contains(&k)) {
@@ -202,14 +214,21 @@ impl Destinations {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        if !dir.is_dir() {
-            return Err(unusable(format!(
-                "its directory {} does not exist",
-                dir.display()
-            )));
+        let existing = match create {
+            true => dir
+                .ancestors()
+                .find(|d| d.exists())
+                .unwrap_or(Path::new(".")),
+            false => dir,
+        };
+        if !existing.is_dir() {
+            return Err(unusable(match existing.exists() {
+                true => format!("{} is not a directory", existing.display()),
+                false => format!("its directory {} does not exist", dir.display()),
+            }));
         }
         let name = path.file_name().unwrap_or_default();
-        let max = name_max(dir);
+        let max = name_max(existing);
         if name.len() > max {
             return Err(unusable(format!(
                 "its name is {} bytes long, more than the {max} its file system allows",
@@ -296,8 +315,17 @@ mod tests {
         let e = d.claim(&out, "--emit-test").unwrap_err();
         assert!(matches!(e, Error::OutputTwice { .. }), "{e}");
         assert!(e.to_string().contains("-o/--output"), "{e}");
-        let e = d.claim(&tmp.path().join("no/such/dir/x"), "--emit-test").unwrap_err();
+        let e = d
+            .claim(&tmp.path().join("no/such/dir/x"), "-o/--output")
+            .unwrap_err();
         assert!(e.to_string().contains("does not exist"), "{e}");
+        // A test file's directory is made when it is written.
+        d.claim_creating_dirs(&tmp.path().join("fuzz/tests/t1.rs"), "--emit-test")
+            .unwrap();
+        let e = d
+            .claim_creating_dirs(&a.join("tests/t2.rs"), "--emit-test")
+            .unwrap_err();
+        assert!(e.to_string().contains("is not a directory"), "{e}");
         let e = d.claim(tmp.path(), "--emit-test").unwrap_err();
         assert!(e.to_string().contains("is a directory"), "{e}");
         let long = tmp.path().join("x".repeat(300));

@@ -201,19 +201,28 @@ where
     out
 }
 
-/// Regular files of a corpus directory (not recursive, like libFuzzer's
-/// corpus loading of one level as `cargo fuzz` lays it out), sorted by name.
+/// The files of a corpus directory as libFuzzer reads them, sorted by path:
+/// regular files (and links to them) at any depth, in subdirectories whose
+/// names do not start with `.` (libFuzzer's `ListFilesInDirRecursive`).
 pub fn read_corpus(dir: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>> {
-    let rerr = |source| Error::Read {
-        path: dir.to_owned(),
-        source,
-    };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(rerr)?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .map(|e| e.path())
-        .collect();
+    let mut files: Vec<PathBuf> = Vec::new();
+    let walk = walkdir::WalkDir::new(dir)
+        .follow_links(true)
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() == 0
+                || !e.file_type().is_dir()
+                || !e.file_name().as_encoded_bytes().starts_with(b".")
+        });
+    for entry in walk {
+        let entry = entry.map_err(|e| Error::ReadDir {
+            path: e.path().unwrap_or(dir).to_owned(),
+            detail: e.to_string(),
+        })?;
+        if entry.file_type().is_file() {
+            files.push(entry.into_path());
+        }
+    }
     files.sort();
     files
         .into_iter()
@@ -222,6 +231,72 @@ pub fn read_corpus(dir: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>> {
             Ok((p, bytes))
         })
         .collect()
+}
+
+/// Prefix of the directories a corpus run stages its result in, beside
+/// the corpus; each is locked (`flock` on the directory) while its run lives.
+const STAGING_PREFIX: &str = ".reduce-crash-corpus-";
+
+/// Removes what killed runs left in `parent`: staging directories no live
+/// run holds the lock of.
+fn remove_stale_staging(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let stale = e
+            .file_name()
+            .as_encoded_bytes()
+            .starts_with(STAGING_PREFIX.as_bytes())
+            && e.file_type().is_ok_and(|t| t.is_dir())
+            && lock_dir(&e.path(), false).is_some();
+        if stale {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// An exclusive `flock` on directory `dir` (waiting for it with `wait`),
+/// held while the returned handle is open.
+fn lock_dir(dir: &Path, wait: bool) -> Option<std::fs::File> {
+    use std::os::unix::io::AsRawFd;
+    let file = std::fs::File::open(dir).ok()?;
+    let mode = if wait {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_EX | libc::LOCK_NB
+    };
+    (unsafe { libc::flock(file.as_raw_fd(), mode) } == 0).then_some(file)
+}
+
+/// Swaps the directories `a` and `b` in one step (`renameat2` with
+/// `RENAME_EXCHANGE`), so that a process killed at any moment leaves either
+/// the old corpus or the new one in place, never neither. On a file system
+/// without it, two renames (a window of microseconds).
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).expect("no NUL in paths");
+    let (ca, cb) = (c(a), c(b));
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            ca.as_ptr(),
+            libc::AT_FDCWD,
+            cb.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    let err = std::io::Error::last_os_error();
+    if !matches!(err.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOSYS)) {
+        return Err(err);
+    }
+    let aside = b.with_file_name(format!("{}old-{}", STAGING_PREFIX, std::process::id()));
+    std::fs::rename(a, &aside)?;
+    std::fs::rename(b, a)?;
+    std::fs::rename(&aside, b)
 }
 
 /// The name libFuzzer gives a corpus file: the SHA-1 of its contents.
@@ -281,19 +356,31 @@ pub fn shrink_corpus(
     let _ = measure(target, b"");
     let m = minimize(&entries, |b| measure(target, b), opts, progress);
 
-    // Written next to the destination, renamed into place when complete.
-    let parent = output_dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    // Staged beside where it goes (the real corpus directory, through any
+    // symbolic link, when it replaces it), renamed into place when complete.
     let werr = |path: &Path, source| Error::Write {
         path: path.to_owned(),
         source,
     };
+    let destination = if in_place {
+        input_dir.canonicalize().map_err(|source| Error::Read {
+            path: input_dir.to_owned(),
+            source,
+        })?
+    } else {
+        output_dir.to_owned()
+    };
+    let parent = destination
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_owned();
+    remove_stale_staging(&parent);
     let staging = tempfile::Builder::new()
-        .prefix(".reduce-crash-corpus-")
-        .tempdir_in(parent)
-        .map_err(|e| werr(parent, e))?;
+        .prefix(STAGING_PREFIX)
+        .tempdir_in(&parent)
+        .map_err(|e| werr(&parent, e))?;
+    let _held = lock_dir(staging.path(), true);
     for k in &m.kept {
         write_atomic(&staging.path().join(content_name(&k.bytes)), &k.bytes)?;
     }
@@ -309,26 +396,21 @@ pub fn shrink_corpus(
             missing: m.features.difference(&after).len(),
         });
     }
-    let staged = staging.keep();
-    if output_dir.exists() {
-        std::fs::remove_dir(output_dir).map_err(|e| werr(output_dir, e))?;
-    }
-    std::fs::rename(&staged, output_dir).map_err(|e| werr(output_dir, e))?;
-    let mut final_dir = output_dir.to_owned();
-    if in_place {
-        let old = parent.join(format!(
-            ".reduce-crash-old-{}",
-            input_dir
-                .file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default()
-        ));
-        let _ = std::fs::remove_dir_all(&old);
-        std::fs::rename(input_dir, &old).map_err(|e| werr(input_dir, e))?;
-        std::fs::rename(output_dir, input_dir).map_err(|e| werr(input_dir, e))?;
-        std::fs::remove_dir_all(&old).map_err(|e| werr(&old, e))?;
-        final_dir = input_dir.to_owned();
-    }
+    let final_dir = if in_place {
+        // One atomic swap; the old corpus is then where the staging
+        // directory was, and goes (a later run removes it if this one is
+        // killed first).
+        exchange(&destination, staging.path()).map_err(|e| werr(&destination, e))?;
+        std::fs::remove_dir_all(staging.path()).map_err(|e| werr(staging.path(), e))?;
+        input_dir.to_owned()
+    } else {
+        let staged = staging.keep();
+        if output_dir.exists() {
+            std::fs::remove_dir(output_dir).map_err(|e| werr(output_dir, e))?;
+        }
+        std::fs::rename(&staged, output_dir).map_err(|e| werr(output_dir, e))?;
+        output_dir.to_owned()
+    };
     Ok(CorpusSummary {
         target: target.name().to_owned(),
         input_dir: input_dir.to_owned(),

@@ -108,7 +108,9 @@ impl Campaign<'_> {
             .find(|(m, _)| *m == bucket.representative())
             .and_then(|(_, r)| match r {
                 Reduction::Cached(rec) => Some(rec.sha1.clone()),
-                Reduction::Done(s) => crate::input::read_file(&s.output).ok().map(|b| sha1_hex(&b)),
+                Reduction::Done(s) => crate::input::read_file(&s.output)
+                    .ok()
+                    .map(|b| sha1_hex(&b)),
                 _ => None,
             });
         let reductions: Vec<serde_json::Value> = results

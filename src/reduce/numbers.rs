@@ -185,7 +185,8 @@ fn candidates(input: &[u8], n: &Number, to: u64, how: Companions, out: &mut Vec<
     };
     let (v, w) = (n.value as usize, to as usize);
     let d = v.saturating_sub(w);
-    let mut deletions: Vec<Range<usize>> = vec![n.range.end..n.range.end];
+    let mut deletions: Vec<Range<usize>> = Vec::with_capacity(1 + how.payload_gaps.len());
+    deletions.push(n.range.end..n.range.end);
     if d > 0 {
         for &gap in how.payload_gaps {
             let s = n.range.end + gap;

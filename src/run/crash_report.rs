@@ -382,21 +382,39 @@ fn without_generics(name: &str) -> String {
     out
 }
 
-/// Classifies a process that died while running an input. `announced`:
-/// the input's first panic (message, location), if the driver announced one
-/// before the process died: then the death is that panic, as libFuzzer,
-/// whose panic hook aborts at the first panic, reports it (a second panic
-/// while unwinding, or a panic hook of the target's that aborts or exits,
-/// kills the driver only later).
+/// Classifies a process that died while running an input; `None` when
+/// libFuzzer would see no crash: the process ended with status 0 without
+/// `exit()` (libFuzzer's exit check, an `atexit` handler, says "fuzz target
+/// exited" for `exit()`; `_exit(0)`, e.g. from a SIGABRT handler of the
+/// target's, ends the fuzzer quietly). `announced`: the input's first panic
+/// (message, location), if the driver announced one before the process
+/// died: then the death is that panic, as libFuzzer, whose panic hook aborts
+/// at the first panic, reports it (a second panic while unwinding, or a
+/// panic hook of the target's that aborts or exits, kills the driver only
+/// later).
 pub fn classify_death(
     status: Option<ExitStatus>,
     printed: &str,
     announced: Option<(String, String)>,
     symbolizer: &mut Symbolizer,
-) -> Signature {
-    if let Some((message, location)) = announced {
-        return Signature::panic(message, location);
+) -> Option<Signature> {
+    let quiet = status.is_some_and(|st| st.code() == Some(0))
+        && !printed.contains("ERROR: libFuzzer: fuzz target exited");
+    if quiet {
+        return None;
     }
+    if let Some((message, location)) = announced {
+        return Some(Signature::panic(message, location));
+    }
+    Some(classify_dead_process(status, printed, symbolizer))
+}
+
+/// A death that is a crash, by its report and its exit status.
+fn classify_dead_process(
+    status: Option<ExitStatus>,
+    printed: &str,
+    symbolizer: &mut Symbolizer,
+) -> Signature {
     let lines: Vec<&str> = printed.lines().collect();
     if let Some(sig) = sanitizer_report(&lines, symbolizer) {
         return sig;
@@ -507,6 +525,7 @@ mod tests {
             None,
             &mut Symbolizer::new(Path::new("/nonexistent/bin")),
         )
+        .expect("a crash")
     }
 
     #[test]
@@ -518,7 +537,27 @@ mod tests {
             Some(("unreachable".into(), "src/lib.rs:7:9".into())),
             &mut Symbolizer::new(Path::new("/nonexistent/bin")),
         );
-        assert_eq!(sig, Signature::panic("unreachable", "src/lib.rs:7:9"));
+        assert_eq!(sig, Some(Signature::panic("unreachable", "src/lib.rs:7:9")));
+    }
+
+    #[test]
+    fn a_quiet_exit_0_is_no_crash_and_exit_is() {
+        let zero = ExitStatus::from_raw(0);
+        let mut sym = Symbolizer::new(Path::new("/nonexistent/bin"));
+        // `_exit(0)` (a SIGABRT handler of the target's, say): libFuzzer sees nothing.
+        assert_eq!(classify_death(Some(zero), "", None, &mut sym), None);
+        assert_eq!(
+            classify_death(
+                Some(zero),
+                "",
+                Some(("boom".into(), "src/lib.rs:1:1".into())),
+                &mut sym
+            ),
+            None
+        );
+        // `exit(0)`: libFuzzer's exit check reports it.
+        let exited = "==7== ERROR: libFuzzer: fuzz target exited\n";
+        assert_eq!(classify(zero, exited).kind, CrashKind::Exit(0));
     }
 
     #[test]

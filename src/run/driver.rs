@@ -321,8 +321,10 @@ pub struct Plan {
 }
 
 /// Decides how to build: cargo-fuzz's default build (AddressSanitizer) on a
-/// nightly toolchain when there is one; `-s none`, coverage builds and
-/// machines without nightly get the generated package.
+/// nightly toolchain when there is one; `-s none` and machines without
+/// nightly get the generated package. Coverage (corpora) comes from the
+/// same build: cargo-fuzz's instrumentation is in it, counters and stack
+/// depth, so features are the ones libFuzzer counts on the user's binary.
 pub fn plan(opts: &BuildOptions) -> Plan {
     plan_with(opts, find_nightly)
 }
@@ -332,9 +334,6 @@ fn plan_with(opts: &BuildOptions, nightly: impl FnOnce() -> Option<Toolchain>) -
         kind: BuildKind::Generated,
         note,
     };
-    if opts.coverage {
-        return generated(None);
-    }
     let asked = opts.sanitizer_asked();
     if asked == Some("none") {
         return generated(None);
@@ -491,11 +490,27 @@ pub fn build_planned(
 
 // ------------------------------------------------------------------ shim
 
-/// Writes the shim crate into `dir` with the given package version.
-fn write_shim(dir: &Path, version: &str) -> Result<()> {
+/// Writes the shim crate into `dir`, as package `name` at `version`, with
+/// `features` (those the fuzz package asks of the crate it replaces) as
+/// features that do nothing.
+fn write_shim(dir: &Path, name: &str, version: &str, features: &[String]) -> Result<()> {
+    let own = [
+        "default",
+        "link_libfuzzer",
+        "arbitrary-derive",
+        "limited-alloc",
+    ];
+    let extra: String = features
+        .iter()
+        .filter(|f| !own.contains(&f.as_str()))
+        .map(|f| format!("{} = []\n", toml_str(f)))
+        .collect();
     write_if_changed(
         &dir.join("Cargo.toml"),
-        &SHIM_MANIFEST.replace("{{VERSION}}", version),
+        &SHIM_MANIFEST
+            .replace("{{NAME}}", name)
+            .replace("{{VERSION}}", version)
+            .replace("{{FEATURES}}", &extra),
     )?;
     for (path, contents) in SHIM_FILES {
         write_if_changed(&dir.join(path), contents)?;
@@ -522,18 +537,30 @@ fn toml_str(s: &str) -> String {
 
 // ------------------------------------------------------------------ as cargo fuzz builds
 
+/// The packages the shim can stand in for: libfuzzer-sys, and LibAFL's
+/// drop-in replacement that `cargo fuzz init --fuzz-engine libafl` writes
+/// (`libfuzzer-sys = { package = "libafl_libfuzzer", … }`).
+const ENGINES: &[&str] = &["libfuzzer-sys", "libafl_libfuzzer"];
+
 /// Where the fuzz package's `libfuzzer-sys` comes from, for `[patch]`.
 struct PatchSource {
     /// The `[patch.<key>]` table: `crates-io`, a registry URL or a git URL.
     key: String,
+    /// The package replaced ([`ENGINES`]).
+    package: String,
     /// The version the shim must have to replace it.
     version: String,
+    /// The features the fuzz package asks of it.
+    features: Vec<String>,
 }
 
 impl PatchSource {
     fn of(project: &FuzzProject) -> Option<PatchSource> {
         let dep = project.package.dependencies.iter().find(|d| {
-            d.kind == DependencyKind::Normal && d.name == "libfuzzer-sys" && d.rename.is_none()
+            let key = d.rename.as_deref().unwrap_or(&d.name);
+            d.kind == DependencyKind::Normal
+                && ENGINES.contains(&d.name.as_str())
+                && (key == "libfuzzer-sys" || key == "libfuzzer_sys")
         })?;
         let source = dep.source.as_ref().map(|s| s.repr.as_str())?;
         let key = if source == "registry+https://github.com/rust-lang/crates.io-index"
@@ -553,9 +580,22 @@ impl PatchSource {
         let lock = std::fs::read_to_string(project.workspace_root.join("Cargo.lock")).ok();
         let version = lock
             .as_deref()
-            .and_then(|l| locked_version(l, "libfuzzer-sys"))
+            .and_then(|l| locked_version(l, &dep.name))
             .or_else(|| {
-                // No lockfile yet: any version the requirement accepts.
+                // No lockfile yet: a version the requirement accepts.
+                let req = dep.req.comparators.first()?;
+                let candidate = format!(
+                    "{}.{}.{}",
+                    req.major,
+                    req.minor.unwrap_or(0),
+                    req.patch.unwrap_or(0)
+                );
+                cargo_metadata::semver::Version::parse(&candidate)
+                    .ok()
+                    .filter(|v| dep.req.matches(v))
+                    .map(|_| candidate)
+            })
+            .or_else(|| {
                 ["0.4.13", "0.4.99", "0.3.5"]
                     .into_iter()
                     .find(|v| {
@@ -563,10 +603,15 @@ impl PatchSource {
                     })
                     .map(str::to_owned)
             })?;
-        Some(PatchSource { key, version })
+        Some(PatchSource {
+            key,
+            package: dep.name.to_string(),
+            version,
+            features: dep.features.clone(),
+        })
     }
 
-    /// The `--config` value that patches `libfuzzer-sys` to `shim`.
+    /// The `--config` value that patches the package to `shim`.
     fn config(&self, shim: &Path) -> String {
         let key = if self.key == "crates-io" {
             self.key.clone()
@@ -574,7 +619,8 @@ impl PatchSource {
             toml_str(&self.key)
         };
         format!(
-            "patch.{key}.libfuzzer-sys.path={}",
+            "patch.{key}.{}.path={}",
+            self.package,
             toml_str(&shim.display().to_string())
         )
     }
@@ -651,9 +697,12 @@ fn build_cargo_fuzz(
     patch: &PatchSource,
 ) -> Result<Driver> {
     let ours = users_target_dir(project, opts).join("reduce-crash");
-    let shim = ours.join("libfuzzer-sys-shim");
-    write_shim(&shim, &patch.version)?;
-    let lockfile = sync_lockfile_copy(project, &ours.join("lock").join(project.package.name.as_str()))?;
+    let shim = ours.join(format!("{}-shim", patch.package));
+    write_shim(&shim, &patch.package, &patch.version, &patch.features)?;
+    let lockfile = sync_lockfile_copy(
+        project,
+        &ours.join("lock").join(project.package.name.as_str()),
+    )?;
 
     let triple = host_triple()?;
     let mut cmd = toolchain.cargo();
@@ -898,7 +947,12 @@ fn generated_build(
 /// Writes the generated package into `dir`; `counting`: the shim's counting
 /// global allocator enforces the memory limits.
 pub fn generate(project: &FuzzProject, dir: &Path, counting: bool) -> Result<()> {
-    write_shim(&dir.join("shim"), GENERATED_SHIM_VERSION)?;
+    write_shim(
+        &dir.join("shim"),
+        "libfuzzer-sys",
+        GENERATED_SHIM_VERSION,
+        &[],
+    )?;
     write_if_changed(&dir.join("Cargo.toml"), &manifest(project, counting))?;
     sync_lockfile(project, dir)?;
     Ok(())
@@ -1044,7 +1098,11 @@ fn dependency_line(key: &str, dep: &cargo_metadata::Dependency) -> String {
         }
     }
     if req != "*"
-        || (dep.path.is_none() && dep.source.as_ref().is_none_or(|s| !s.repr.starts_with("git+")))
+        || (dep.path.is_none()
+            && dep
+                .source
+                .as_ref()
+                .is_none_or(|s| !s.repr.starts_with("git+")))
     {
         fields.push(format!("version = {}", toml_str(&req)));
     }
@@ -1077,9 +1135,10 @@ fn generated_rustflags(project: &FuzzProject, opts: &BuildOptions) -> Vec<String
         flags.push("-Cdebug-assertions".into());
     }
     if opts.coverage {
-        // cargo-fuzz's instrumentation, minus the parts that need libFuzzer's
-        // runtime (comparison tracing, stack depth); the shim defines the
-        // counter registration hook itself.
+        // cargo-fuzz's instrumentation, minus comparison tracing (which feeds
+        // libFuzzer's dictionaries, not its features); the shim defines the
+        // counter registration hook and, on x86-64 Linux, the stack-depth
+        // variable itself.
         flags.extend(
             [
                 "-Cpasses=sancov-module",
@@ -1089,6 +1148,9 @@ fn generated_rustflags(project: &FuzzProject, opts: &BuildOptions) -> Vec<String
             ]
             .map(str::to_owned),
         );
+        if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+            flags.push("-Cllvm-args=-sanitizer-coverage-stack-depth".to_owned());
+        }
         if !opts.dev {
             flags.push("-Ccodegen-units=1".to_owned());
         }
@@ -1228,7 +1290,10 @@ mod tests {
             cargo_minor_version("cargo 1.97.0-nightly (4d1f98451 2026-05-15)\n"),
             Some(97)
         );
-        assert_eq!(cargo_minor_version("cargo 1.90.0 (840b83a10 2025-07-30)"), Some(90));
+        assert_eq!(
+            cargo_minor_version("cargo 1.90.0 (840b83a10 2025-07-30)"),
+            Some(90)
+        );
         assert_eq!(cargo_minor_version("error: no such toolchain"), None);
     }
 

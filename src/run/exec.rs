@@ -309,13 +309,8 @@ impl Executor {
                             announced,
                             &mut self.symbolizer,
                         );
-                        self.after_death(running_key.take(), &sig);
                         self.runner_replaced(death.next);
-                        Run {
-                            outcome: Outcome::Crash(sig),
-                            elapsed: Duration::ZERO,
-                            cached: false,
-                        }
+                        self.died(sig, running_key.take(), &mut send)
                     }
                 },
                 Err(ReadError::Timeout) => {
@@ -330,12 +325,7 @@ impl Executor {
                 }
                 Err(ReadError::Closed) => {
                     let sig = self.reap_dead_driver();
-                    self.after_death(running_key.take(), &sig);
-                    Run {
-                        outcome: Outcome::Crash(sig),
-                        elapsed: Duration::ZERO,
-                        cached: false,
-                    }
+                    self.died(sig, running_key.take(), &mut send)
                 }
             };
             if run.cached {
@@ -383,6 +373,27 @@ impl Executor {
         self.send_fatal_keys();
     }
 
+    /// The run of an input whose process died: a crash, or (`None`: it ended
+    /// the process quietly, which libFuzzer does not see as one) a pass,
+    /// after which the rest of the batch goes to the new process.
+    fn died(&mut self, sig: Option<Signature>, running_key: Option<u64>, send: &mut bool) -> Run {
+        let outcome = match sig {
+            Some(sig) => {
+                self.after_death(running_key, &sig);
+                Outcome::Crash(sig)
+            }
+            None => {
+                *send = true;
+                Outcome::Pass
+            }
+        };
+        Run {
+            outcome,
+            elapsed: Duration::ZERO,
+            cached: false,
+        }
+    }
+
     /// A value whose run killed the process is remembered, so the cache can
     /// answer it next time without dying again.
     fn after_death(&mut self, running_key: Option<u64>, sig: &Signature) {
@@ -423,7 +434,7 @@ impl Executor {
                     &mut self.symbolizer,
                 );
                 self.runner_replaced(death.next);
-                return Ok((crash(sig), None));
+                return Ok((dead(sig), None));
             }
             Ok(_) => {
                 self.kill_driver();
@@ -437,7 +448,7 @@ impl Executor {
             Err(ReadError::Closed) => {
                 let sig = self.reap_dead_driver();
                 self.stats.executions += 1;
-                return Ok((crash(sig), None));
+                return Ok((dead(sig), None));
             }
         };
         self.stats.executions += 1;
@@ -478,7 +489,7 @@ impl Executor {
         kind: u8,
         input: &[u8],
         deadline: Instant,
-        read: fn(&mut FrameReader, Instant) -> Result<Result<T, Death>, ReadError>,
+        read: ReadAnswer<T>,
     ) -> Result<Option<T>, ExecError> {
         if self.driver_mut().send_request(kind, input).is_err() {
             self.kill_driver();
@@ -547,8 +558,9 @@ impl Executor {
         }
     }
 
-    /// The driver closed its pipe mid-input: wait for it and say why it died.
-    fn reap_dead_driver(&mut self) -> Signature {
+    /// The driver closed its pipe mid-input: wait for it and say why it died
+    /// (`None`: quietly, no crash).
+    fn reap_dead_driver(&mut self) -> Option<Signature> {
         let mut d = self.driver.take().expect("driver running");
         let status = d.wait_for_exit(Duration::from_secs(5));
         let stderr = d.stderr_tail();
@@ -562,6 +574,19 @@ fn crash(sig: Signature) -> Run {
         outcome: Outcome::Crash(sig),
         elapsed: Duration::ZERO,
         cached: false,
+    }
+}
+
+/// The run of an input whose process died: a crash, or a pass if it ended
+/// the process quietly ([`crash_report::classify_death`]).
+fn dead(sig: Option<Signature>) -> Run {
+    match sig {
+        Some(sig) => crash(sig),
+        None => Run {
+            outcome: Outcome::Pass,
+            elapsed: Duration::ZERO,
+            cached: false,
+        },
     }
 }
 
@@ -916,6 +941,9 @@ fn drain_stderr(mut pipe: impl Read, tail: Arc<Mutex<VecDeque<u8>>>) {
         }
     }
 }
+
+/// Reads the answer to a probe (`S`, `D`), or the death of its process.
+type ReadAnswer<T> = fn(&mut FrameReader, Instant) -> Result<Result<T, Death>, ReadError>;
 
 /// One answer from the driver.
 enum Frame {

@@ -66,7 +66,8 @@ impl RegressionTest<'_> {
                 } else {
                     ""
                 };
-                let triple = crate::run::driver::host_triple().unwrap_or_else(|_| "<host triple>".into());
+                let triple =
+                    crate::run::driver::host_triple().unwrap_or_else(|_| "<host triple>".into());
                 Failing::Sanitizer {
                     name,
                     command: format!(
@@ -135,7 +136,10 @@ impl RegressionTest<'_> {
             .replace("{{ARTIFACT}}", &self.artifact.display().to_string())
             .replace("{{ORIGINAL_LEN}}", &self.original_len.to_string())
             .replace("{{REDUCED_LEN}}", &self.reduced.len().to_string())
-            .replace("{{SIGNATURE}}", &self.signature.to_string().replace('\n', " "))
+            .replace(
+                "{{SIGNATURE}}",
+                &self.signature.to_string().replace('\n', " "),
+            )
             .replace("{{REPRODUCE}}", self.reproduce)
             .replace("{{TARGET}}", self.target)
             .replace("{{HOW_TO_RUN}}", &self.how_to_run(path))
@@ -308,7 +312,13 @@ mod tests {
         assert!(command.contains("-Zsanitizer=address") && command.contains("--test crash_1"));
         let text = t.render(path);
         assert!(!text.contains("{{"), "{text}");
-        assert!(text.contains("PASSES even while the bug is there"), "{text}");
-        assert!(!text.contains("It fails while the bug is there and passes"), "{text}");
+        assert!(
+            text.contains("PASSES even while the bug is there"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("It fails while the bug is there and passes"),
+            "{text}"
+        );
     }
 }

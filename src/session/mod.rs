@@ -141,7 +141,12 @@ pub fn build_driver(
     let built = std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel();
         let build = scope.spawn(move || {
-            let _ = tx.send(driver::build_planned(project, target, &opts.build, &plan.kind));
+            let _ = tx.send(driver::build_planned(
+                project,
+                target,
+                &opts.build,
+                &plan.kind,
+            ));
         });
         let built = match rx.recv_timeout(COMPILING_AFTER) {
             Ok(built) => Some(built),
@@ -170,10 +175,7 @@ pub fn build_driver(
     } else {
         reporter.status(
             "Finished",
-            format!(
-                "{what} in {:.1}s",
-                started.elapsed().as_secs_f64()
-            ),
+            format!("{what} in {:.1}s", started.elapsed().as_secs_f64()),
         );
     }
     Ok(built)
@@ -548,7 +550,7 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         "-o/--output",
     )?;
     let emit_test = match &opts.emit_test {
-        Some(path) => Some(destinations.claim(path, "--emit-test")?),
+        Some(path) => Some(destinations.claim_creating_dirs(path, "--emit-test")?),
         None => None,
     };
     // A bad grammar or an input it does not parse is found before building.
@@ -822,7 +824,7 @@ pub fn reduce_reproduced(
             debug: debug.as_deref(),
         };
         test.write(path)?;
-        if let Some(r) = reporter.as_deref_mut() {
+        if let Some(r) = reporter.as_mut() {
             match test.failing(path) {
                 Failing::PlainTest(_) => {}
                 Failing::Sanitizer { name, command } => r.note(format!(

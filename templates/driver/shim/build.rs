@@ -5,12 +5,16 @@
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(rc_sanitizer, values(any()))");
     println!("cargo::rustc-check-cfg=cfg(rc_no_sanitizer)");
+    println!("cargo::rustc-check-cfg=cfg(rc_any_sanitizer)");
     println!("cargo::rerun-if-changed=build.rs");
     match std::env::var("CARGO_CFG_SANITIZE") {
         Ok(list) if !list.is_empty() => {
             for s in list.split(',') {
                 println!("cargo::rustc-cfg=rc_sanitizer=\"{s}\"");
             }
+            // A sanitizer means nightly (and its runtime's
+            // `__sancov_lowest_stack`): stack depth is measured.
+            println!("cargo::rustc-cfg=rc_any_sanitizer");
         }
         _ => println!("cargo::rustc-cfg=rc_no_sanitizer"),
     }

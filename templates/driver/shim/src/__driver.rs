@@ -80,6 +80,7 @@ pub fn main(target: Target) -> i32 {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     crate::signals::install();
     crate::serve::install_panic_hook();
+    unsafe { libc::atexit(crate::serve::on_exit) };
 
     let mut hello = b"RCD3".to_vec();
     hello.push(u8::from(target.typed));

@@ -16,6 +16,9 @@
 //! keep the two in step (the greeting's magic number).
 
 #![allow(clippy::missing_safety_doc)]
+// The stack depth libFuzzer counts is a thread-local of the sanitizer
+// runtime; a sanitizer build is a nightly build.
+#![cfg_attr(rc_any_sanitizer, feature(thread_local))]
 
 pub use arbitrary;
 

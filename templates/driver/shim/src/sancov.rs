@@ -71,6 +71,112 @@ mod trace {
     pub extern "C" fn __sanitizer_cov_trace_gep(_idx: usize) {}
 }
 
+/// Stack-depth tracing (`-sanitizer-coverage-stack-depth`, which cargo-fuzz
+/// passes on Linux): every instrumented function lowers the thread-local
+/// `__sancov_lowest_stack` to its stack pointer. libFuzzer sets it to the
+/// stack pointer before each input and counts how deep the input went as
+/// one more feature ([`stack_depth_feature`]). The variable belongs to the
+/// sanitizer runtime (or ours, below, in a build without one).
+#[cfg(rc_any_sanitizer)]
+pub mod stack_depth {
+    unsafe extern "C" {
+        #[thread_local]
+        static mut __sancov_lowest_stack: usize;
+    }
+
+    /// Records the current stack pointer as the input's starting depth.
+    #[inline(always)]
+    pub fn record_initial() -> usize {
+        let marker = 0u8;
+        let sp = std::ptr::addr_of!(marker) as usize;
+        unsafe { __sancov_lowest_stack = sp };
+        sp
+    }
+
+    /// How many bytes below `initial` the input's deepest frame was.
+    pub fn max_offset(initial: usize) -> usize {
+        initial.saturating_sub(unsafe { __sancov_lowest_stack })
+    }
+}
+
+/// Without a sanitizer (a coverage build on stable) the variable is ours:
+/// a thread-local defined in assembly (`#[thread_local]` is nightly-only),
+/// read and written through the thread pointer, as the instrumented code
+/// reaches it (initial-exec TLS of the executable).
+#[cfg(all(not(rc_any_sanitizer), target_os = "linux", target_arch = "x86_64"))]
+pub mod stack_depth {
+    std::arch::global_asm!(
+        ".pushsection .tbss.__sancov_lowest_stack,\"awT\",@nobits",
+        ".globl __sancov_lowest_stack",
+        ".type __sancov_lowest_stack,@object",
+        ".p2align 3",
+        "__sancov_lowest_stack:",
+        ".zero 8",
+        ".size __sancov_lowest_stack, 8",
+        ".popsection",
+    );
+
+    #[inline(always)]
+    pub fn record_initial() -> usize {
+        let marker = 0u8;
+        let sp = std::ptr::addr_of!(marker) as usize;
+        unsafe {
+            std::arch::asm!(
+                "mov qword ptr fs:[__sancov_lowest_stack@tpoff], {}",
+                in(reg) sp,
+                options(nostack, preserves_flags)
+            )
+        };
+        sp
+    }
+
+    pub fn max_offset(initial: usize) -> usize {
+        let lowest: usize;
+        unsafe {
+            std::arch::asm!(
+                "mov {}, qword ptr fs:[__sancov_lowest_stack@tpoff]",
+                out(reg) lowest,
+                options(nostack, preserves_flags, readonly)
+            )
+        };
+        initial.saturating_sub(lowest)
+    }
+}
+
+/// Elsewhere without a sanitizer: no stack-depth tracing (the build does not
+/// ask for it).
+#[cfg(all(
+    not(rc_any_sanitizer),
+    not(all(target_os = "linux", target_arch = "x86_64"))
+))]
+pub mod stack_depth {
+    pub fn record_initial() -> usize {
+        0
+    }
+
+    pub fn max_offset(_initial: usize) -> usize {
+        0
+    }
+}
+
+/// libFuzzer's stack-depth feature for an input that went `offset` bytes
+/// deep, numbered after the counters' features (`base`): its step function
+/// of the depth in words, which grows like 8·log2 (`TracePC::CollectFeatures`).
+pub fn stack_depth_feature(base: u32, offset: usize) -> Option<u32> {
+    let words = offset / std::mem::size_of::<usize>();
+    if words == 0 {
+        return None;
+    }
+    let log2 = usize::BITS - 1 - words.leading_zeros();
+    let step = if log2 < 3 {
+        words
+    } else {
+        let shift = log2 - 3;
+        (shift as usize + 1) * 8 + ((words >> shift) & 7)
+    };
+    Some(base + step as u32)
+}
+
 /// The registered counter arrays.
 pub fn counters() -> Vec<(usize, usize)> {
     COUNTERS.lock().map(|c| c.clone()).unwrap_or_default()
@@ -98,8 +204,9 @@ pub fn snapshot(arrays: &[(usize, usize)], snapshot: &mut [u8]) {
 }
 
 /// libFuzzer's features from 8-bit counters: counter index × 8 + the
-/// bucket of its hit count (1, 2, 3, 4–7, 8–15, 16–31, 32–127, 128+).
-pub fn append_features(snapshot: &[u8], out: &mut Vec<u8>) {
+/// bucket of its hit count (1, 2, 3, 4–7, 8–15, 16–31, 32–127, 128+), then
+/// the stack-depth feature, if any.
+pub fn append_features(snapshot: &[u8], stack: Option<u32>, out: &mut Vec<u8>) {
     let count_at = out.len();
     out.extend_from_slice(&0u32.to_le_bytes());
     let mut count = 0u32;
@@ -118,6 +225,10 @@ pub fn append_features(snapshot: &[u8], out: &mut Vec<u8>) {
             out.extend_from_slice(&(i as u32 * 8 + bucket).to_le_bytes());
             count += 1;
         }
+    }
+    if let Some(f) = stack {
+        out.extend_from_slice(&f.to_le_bytes());
+        count += 1;
     }
     out[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
 }

@@ -9,7 +9,7 @@ use std::fs::File;
 use std::hash::{Hash, Hasher};
 use std::io::{BufReader, Read, Write};
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -60,25 +60,65 @@ fn record_panic(info: &panic::PanicHookInfo<'_>) {
         .location()
         .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
         .unwrap_or_default();
-    let Ok(mut slot) = PANIC.lock() else { return };
-    if slot.is_some() {
+    let running = RUNNING.load(Ordering::Relaxed);
+    {
+        let Ok(mut slot) = PANIC.lock() else { return };
+        if slot.is_some() {
+            return;
+        }
+        if running {
+            announce(&message, &location);
+        }
+        *slot = Some((message, location));
+    }
+    // libfuzzer-sys's hook aborts at the first panic. That only matters to a
+    // target with a SIGABRT handler of its own (which may, say, exit quietly
+    // and hide the panic from libFuzzer): then this one does too.
+    if running && target_handles_abort() {
+        unsafe { libc::abort() };
+    }
+}
+
+/// Whether a SIGABRT handler is installed (ours never installs one).
+fn target_handles_abort() -> bool {
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::sigaction(libc::SIGABRT, std::ptr::null(), &mut old) } == 0;
+    ok && old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN
+}
+
+/// Is an input running now?
+pub fn running() -> bool {
+    RUNNING.load(Ordering::Relaxed)
+}
+
+/// Sends the `p` frame for a panic of the running input.
+fn announce(message: &str, location: &str) {
+    let fd = PROTOCOL_FD.load(Ordering::Relaxed);
+    if fd < 0 {
         return;
     }
-    if RUNNING.load(Ordering::Relaxed) {
-        let fd = PROTOCOL_FD.load(Ordering::Relaxed);
-        if fd >= 0 {
-            let mut cut = message.len().min(ANNOUNCED_MESSAGE);
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            let mut frame = Vec::with_capacity(16 + cut + location.len());
-            frame.push(PANIC_FRAME);
-            put_str(&mut frame, &message[..cut]);
-            put_str(&mut frame, &location);
-            write_all_fd(fd, &frame);
-        }
+    let mut cut = message.len().min(ANNOUNCED_MESSAGE);
+    while !message.is_char_boundary(cut) {
+        cut -= 1;
     }
-    *slot = Some((message, location));
+    let mut frame = Vec::with_capacity(16 + cut + location.len());
+    frame.push(PANIC_FRAME);
+    put_str(&mut frame, &message[..cut]);
+    put_str(&mut frame, location);
+    write_all_fd(fd, &frame);
+}
+
+/// libFuzzer's exit check: an input that calls `exit()` is a crash, "fuzz
+/// target exited" (registered with `atexit`, so `_exit()` stays quiet, as
+/// under libFuzzer).
+pub extern "C" fn on_exit() {
+    if running() {
+        let line = format!(
+            "=={}== ERROR: libFuzzer: fuzz target exited\n",
+            std::process::id()
+        );
+        write_all_fd(2, line.as_bytes());
+    }
 }
 
 fn write_all_fd(fd: i32, mut buf: &[u8]) {
@@ -342,7 +382,10 @@ pub fn serve(target: &Target, input: File, mut output: File) -> ! {
                     // Nothing is flushed before: a death is this input's.
                     run_one(target, &data, &mut frame);
                     crate::sancov::snapshot(&counters, &mut snapshot);
-                    crate::sancov::append_features(&snapshot, &mut frame);
+                    let depth = STACK_DEPTH.load(Ordering::Relaxed);
+                    let stack =
+                        crate::sancov::stack_depth_feature(snapshot.len() as u32 * 8, depth);
+                    crate::sancov::append_features(&snapshot, stack, &mut frame);
                 }
                 if output.write_all(&frame).is_err() {
                     quit(0);
@@ -518,13 +561,21 @@ impl Drop for ExactCopy {
     }
 }
 
+/// How deep (bytes below the starting stack pointer) the last input ran.
+static STACK_DEPTH: AtomicUsize = AtomicUsize::new(0);
+
 /// Runs the target on one input, as libFuzzer hands it over.
 fn run_entry(target: &Target, data: &[u8]) -> (std::thread::Result<i32>, u64) {
     let entry = target.entry;
     let copy = ExactCopy::new(data);
     RUNNING.store(true, Ordering::Relaxed);
     let start = Instant::now();
+    let initial = crate::sancov::stack_depth::record_initial();
     let result = panic::catch_unwind(AssertUnwindSafe(|| entry(copy.bytes())));
+    STACK_DEPTH.store(
+        crate::sancov::stack_depth::max_offset(initial),
+        Ordering::Relaxed,
+    );
     let elapsed = start.elapsed().as_nanos() as u64;
     RUNNING.store(false, Ordering::Relaxed);
     drop(copy);
