@@ -206,6 +206,63 @@ fn in_place_replaces_the_corpus_only_after_verifying_it() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
+/// libFuzzer reads corpora recursively: entries in subdirectories count
+/// (they used to be dropped by `--in-place`, and libFuzzer's coverage fell);
+/// a corpus behind a symbolic link is replaced where the link points; a
+/// staging directory a killed run left beside it is removed.
+#[test]
+fn subdirectories_links_and_leftovers_as_libfuzzer_sees_them() {
+    let fuzz = example().join("fuzz");
+    let real_dir = fuzz.join("corpus-store/linked");
+    let link = fuzz.join("corpus/linked");
+    let _ = std::fs::remove_file(&link);
+    let originals = write_corpus(&real_dir, "corpus-linked", 10);
+    // Half the documents move one and two levels down.
+    for (i, (path, _)) in originals.iter().enumerate().filter(|(i, _)| i % 2 == 1) {
+        let sub = real_dir.join(if i % 4 == 1 { "sub" } else { "sub/deeper" });
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::rename(path, sub.join(path.file_name().unwrap())).unwrap();
+    }
+    // A hidden directory libFuzzer skips.
+    std::fs::create_dir_all(real_dir.join(".hidden")).unwrap();
+    std::fs::write(real_dir.join(".hidden/skipped"), b"[never]\nread=1\n").unwrap();
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&real_dir, &link).unwrap();
+    let stale = fuzz.join("corpus-store/.reduce-crash-corpus-killed");
+    std::fs::create_dir_all(&stale).unwrap();
+    let before = libfuzzer_coverage(&real_dir);
+    let run = run(
+        &[
+            "--corpus",
+            "fuzz/corpus/linked",
+            "-t",
+            "parse",
+            "--in-place",
+            "--message-format",
+            "json",
+        ],
+        example(),
+    );
+    run.assert_code(0).assert_no_panic();
+    let done = run.message("corpus-finished");
+    assert_eq!(done["files_before"], 10, "{done}");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let after = libfuzzer_coverage(&real_dir);
+    eprintln!("linked corpus: libFuzzer (cov, ft) {before:?} -> {after:?}");
+    assert!(
+        after.0 >= before.0 && after.1 >= before.1,
+        "{before:?} -> {after:?}"
+    );
+    assert!(
+        !stale.exists(),
+        "the killed run's staging directory is still there"
+    );
+    let _ = std::fs::remove_file(&link);
+}
+
 #[test]
 fn crashing_entries_are_left_out_and_listed() {
     let fuzz = example().join("fuzz");

@@ -127,14 +127,19 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// Runs the binary with the default build (`cargo fuzz build`'s own) in `cwd`.
+/// Runs the binary with the default build (`cargo fuzz build`'s own) in
+/// `cwd`, in the project's own target directory.
 fn run_default<S: AsRef<std::ffi::OsStr>>(args: &[S], cwd: &Path) -> Run {
     let started = Instant::now();
     let strings: Vec<String> = args
         .iter()
         .map(|a| a.as_ref().to_string_lossy().into_owned())
         .collect();
-    let child = command_as_is(args, cwd).spawn().unwrap();
+    // The target directory is the project's, as `cargo fuzz build` uses it.
+    let child = command_as_is(args, cwd)
+        .env_remove("CARGO_TARGET_DIR")
+        .spawn()
+        .unwrap();
     finish(child, strings, started, RUN_LIMIT)
 }
 
@@ -370,7 +375,7 @@ fn libfuzzer_coverage(binary: &Path, dir: &Path) -> Result<(u64, u64), Failed> {
 /// From that starting state, built here, both targets' binaries stay what
 /// `cargo fuzz build` made.
 fn item3_fuzzer_binary() -> Result<(), Failed> {
-    let root = copy_fixture_as("trust", "trust-item3");
+    let (_serial, root) = two_target_project();
     let manifest = root.join("fuzz/Cargo.toml");
     let two = two_targets(&std::fs::read_to_string(&manifest).unwrap());
     std::fs::write(&manifest, &two).unwrap();
@@ -440,9 +445,9 @@ fn step_strategy() -> impl proptest::strategy::Strategy<Value = Step> {
     let target = prop_oneof![Just("parse"), Just("typed")];
     let kill = prop_oneof![Just(None), (50u64..2500).prop_map(Some)];
     prop_oneof![
-        2 => Just(Step::CargoFuzzBuild),
+        1 => Just(Step::CargoFuzzBuild),
         1 => Just(Step::EditSource),
-        2 => Just(Step::ToggleThirdTarget),
+        3 => Just(Step::ToggleThirdTarget),
         3 => (target.clone(), kill.clone()).prop_map(|(t, k)| Step::Single(t, k)),
         2 => (target, kill.clone()).prop_map(|(t, k)| Step::Directory(t, k)),
         2 => kill.clone().prop_map(Step::All),
@@ -456,7 +461,8 @@ fn step_strategy() -> impl proptest::strategy::Strategy<Value = Step> {
 /// made.
 fn item3_property() -> Result<(), Failed> {
     use proptest::test_runner::{Config, TestCaseError, TestRunner};
-    let root = copy_fixture_as("trust", "trust-property");
+    let (_serial, root) = two_target_project();
+    let root = &root;
     let manifest = root.join("fuzz/Cargo.toml");
     let two = two_targets(&std::fs::read_to_string(&manifest).unwrap());
     std::fs::write(&manifest, &two).unwrap();
@@ -468,7 +474,7 @@ fn item3_property() -> Result<(), Failed> {
         failure_persistence: None,
         ..Config::default()
     });
-    let steps = proptest::collection::vec(step_strategy(), 3..6);
+    let steps = proptest::collection::vec(step_strategy(), 4..7);
     let edits = std::sync::atomic::AtomicU32::new(0);
     let result = runner.run(&steps, |steps| {
         // Every case starts from the fixture's source, built.
@@ -551,6 +557,7 @@ fn place_property_artifacts(root: &Path, target: &str) -> PathBuf {
 /// many milliseconds if it is still running. Whatever it exits with.
 fn run_maybe_killed(args: &[String], cwd: &Path, kill: Option<u64>) {
     let mut child = command_as_is(args, cwd)
+        .env_remove("CARGO_TARGET_DIR")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -579,6 +586,14 @@ fn host_triple() -> String {
         .lines()
         .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
         .unwrap()
+}
+
+/// The copy of the fixture that item 3's tests turn into a two-target
+/// project (one copy, one cold `cargo fuzz build`), held by one test at a
+/// time.
+fn two_target_project() -> (std::sync::MutexGuard<'static, ()>, PathBuf) {
+    let serial = lock_target("trust-two");
+    (serial, copy_fixture_as("trust", "trust-two"))
 }
 
 /// `fuzz/Cargo.toml` with only the `parse` and `typed` targets.
@@ -995,7 +1010,8 @@ fn item8_reproduce_line() -> Result<(), Failed> {
 /// passes under plain `cargo test`, its comment saying "it fails while the
 /// bug is there".
 fn item9_sanitizer_test() -> Result<(), Failed> {
-    let root = copy_fixture_as("asan", "asan-item9");
+    // The copy `faithful.rs` builds too (its `cargo fuzz build` is reused).
+    let root = copy_fixture("asan");
     real::cargo_fuzz_build(&root);
     let dir = root.join("fuzz/artifacts/heap_overflow");
     std::fs::create_dir_all(&dir).unwrap();
