@@ -6,7 +6,7 @@
 //! `cargo fuzz build -s none` does (libFuzzer linked in, cargo-fuzz's
 //! instrumentation flags, no cargo-fuzz needed) and compares libFuzzer's own
 //! `cov:` and `ft:` counts for the old and the new corpus (`-runs=0` loads a
-//! corpus, reports its coverage and exits).
+//! corpus, reports its coverage and exits): never lower.
 
 mod common;
 #[path = "common/ini.rs"]
@@ -121,7 +121,7 @@ fn total_bytes(dir: &Path) -> (usize, usize) {
 }
 
 #[test]
-fn shrinking_keeps_libfuzzers_coverage_exactly_with_fewer_bytes() {
+fn shrinking_keeps_libfuzzers_coverage_with_fewer_bytes() {
     let fuzz = example().join("fuzz");
     let corpus = fuzz.join("corpus/parse");
     let output = fuzz.join("corpus/parse.reduced");
@@ -139,7 +139,8 @@ fn shrinking_keeps_libfuzzers_coverage_exactly_with_fewer_bytes() {
     assert_eq!(done["files_before"], files_before);
     assert_eq!(done["files_after"], files_after);
     assert_eq!(done["bytes_after"], bytes_after);
-    assert_eq!(done["features_before"], done["features_after"]);
+    // No feature lost (a shorter entry may reach more: an error path).
+    assert!(done["features_after"].as_u64() >= done["features_before"].as_u64());
     assert!(done["failed"].as_array().unwrap().is_empty());
 
     // Independently: libFuzzer counts the same coverage for both corpora.
@@ -149,7 +150,10 @@ fn shrinking_keeps_libfuzzers_coverage_exactly_with_fewer_bytes() {
         "corpus: {files_before} files, {bytes_before} bytes -> {files_after} files, \
          {bytes_after} bytes; libFuzzer (cov, ft) {before:?} -> {after:?}"
     );
-    assert_eq!(before, after, "libFuzzer's cov/ft must not change");
+    assert!(
+        after.0 >= before.0 && after.1 >= before.1,
+        "libFuzzer's cov/ft must not fall: {before:?} -> {after:?}"
+    );
     assert!(before.1 > 50, "a real corpus: {before:?}");
     assert!(
         bytes_after * 3 < bytes_before,
@@ -196,7 +200,11 @@ fn in_place_replaces_the_corpus_only_after_verifying_it() {
     assert_eq!(done["replaced"], true);
     let (files_after, bytes_after) = total_bytes(&corpus);
     assert!(files_after <= files_before && bytes_after < bytes_before);
-    assert_eq!(libfuzzer_coverage(&corpus), before);
+    let after = libfuzzer_coverage(&corpus);
+    assert!(
+        after.0 >= before.0 && after.1 >= before.1,
+        "{before:?} -> {after:?}"
+    );
     // Nothing left beside it: no temporary or backup directory.
     let leftovers: Vec<String> = std::fs::read_dir(fuzz.join("corpus"))
         .unwrap()

@@ -1,5 +1,5 @@
-//! Corpus shrinking that keeps coverage: fewer, smaller inputs, the same
-//! features.
+//! Corpus shrinking that keeps coverage: fewer, smaller inputs, no feature
+//! lost.
 //!
 //! A fuzzing corpus grows as the fuzzer finds new coverage, and every entry
 //! keeps whatever bytes it happened to carry when it was found. `cargo fuzz
@@ -14,8 +14,12 @@
 //! 2. take entries smallest first (as libFuzzer's merge does); an entry that
 //!    adds no stable feature to what the kept ones cover is dropped;
 //!    otherwise it is shrunk while it still covers the features it is kept
-//!    for, never crashes, and never reaches a feature the old corpus did not
-//!    have, so the new corpus's total coverage is *exactly* the old one's;
+//!    for and never crashes, so the new corpus covers every feature the old
+//!    one did. It may reach more: a shorter entry often runs an error path no
+//!    old entry ran (and under AddressSanitizer, whose shadow checks of the
+//!    last bytes of an allocation are basic blocks libFuzzer counts, another
+//!    length reaches other blocks); forbidding that left a 60 KB INI corpus
+//!    at 25 KB instead of 3.3 KB;
 //! 3. the caller writes the result to a new directory and re-measures it in
 //!    a fresh driver before anything replaces the old corpus.
 //!
@@ -168,7 +172,7 @@ where
                     shrinker = shrinker.max_time(t);
                 }
                 let shrunk = shrinker.shrink(&entries[i], |c| match count(&mut measure, c) {
-                    Measure::Covered(f) => f.contains_all(&need) && universe.contains_all(&f),
+                    Measure::Covered(f) => f.contains_all(&need),
                     Measure::Failed(_) => false,
                 });
                 if shrunk.budget_exhausted {
@@ -178,7 +182,7 @@ where
                     // Measured once more: a result that only passed by
                     // chance (unstable coverage) is not kept.
                     if let Measure::Covered(f) = count(&mut measure, &shrunk.input) {
-                        if f.contains_all(&need) && universe.contains_all(&f) {
+                        if f.contains_all(&need) {
                             kept.bytes = shrunk.input;
                             kept.features = f.intersection(&universe);
                         }
@@ -388,7 +392,7 @@ pub fn shrink_corpus(
     target.restart();
     let _ = measure(target, b"");
     let (after, failed_after) = corpus_features(target, staging.path())?;
-    if after != m.features || failed_after > 0 {
+    if !after.contains_all(&m.features) || failed_after > 0 {
         return Err(Error::CoverageLost {
             dir: input_dir.to_owned(),
             before: m.features.len(),
@@ -580,7 +584,7 @@ mod tests {
     }
 
     #[test]
-    fn keeps_total_coverage_exactly_with_fewer_bytes() {
+    fn keeps_total_coverage_with_fewer_bytes() {
         let entries: Vec<Vec<u8>> = vec![
             b"hello world".to_vec(),
             b"hello".to_vec(),
@@ -591,7 +595,7 @@ mod tests {
         ];
         let m = minimize(&entries, fake, &CorpusOptions::default(), |_| {});
         let kept: Vec<Vec<u8>> = m.kept.iter().map(|k| k.bytes.clone()).collect();
-        assert_eq!(union(&kept), union(&entries));
+        assert!(union(&kept).contains_all(&union(&entries)));
         assert_eq!(m.features, union(&entries));
         let before: usize = entries.iter().map(Vec::len).sum();
         let after: usize = kept.iter().map(Vec::len).sum();
@@ -626,11 +630,11 @@ mod tests {
         assert!(m.interrupted);
         let kept: Vec<Vec<u8>> = m.kept.iter().map(|k| k.bytes.clone()).collect();
         assert!(kept.iter().all(|k| entries.contains(k)), "nothing shrunk");
-        assert_eq!(union(&kept), union(&entries));
+        assert!(union(&kept).contains_all(&union(&entries)));
     }
 
     #[test]
-    fn never_reaches_features_the_old_corpus_lacked() {
+    fn keeps_every_feature_of_the_entry_it_stands_for() {
         // Shrinking `xxxx` to `xx` would lose 1003; to `x` loses 1002 too.
         // Nothing smaller than `xxx` keeps {x, 1002, 1003}.
         let entries = vec![b"xxxxxxxx".to_vec()];

@@ -134,7 +134,7 @@ pub struct Cli {
     #[arg(long)]
     pub classify: bool,
 
-    /// Shrink a fuzzing corpus instead: the directory given (default fuzz/corpus/<target>) is minimized into -o DIR (default <corpus>.reduced) keeping its coverage exactly, like `cargo fuzz cmin` plus shrinking every kept entry; --max-tests applies per entry.
+    /// Shrink a fuzzing corpus instead: the directory given (default fuzz/corpus/<target>) is minimized into -o DIR (default <corpus>.reduced) losing none of its coverage features (a shorter entry may reach more), like `cargo fuzz cmin` plus shrinking every kept entry; --max-tests applies per entry.
     #[arg(long, conflicts_with_all = ["classify", "grammar", "emit_test"])]
     pub corpus: bool,
 

@@ -323,8 +323,10 @@ pub struct Plan {
 /// Decides how to build: cargo-fuzz's default build (AddressSanitizer) on a
 /// nightly toolchain when there is one; `-s none` and machines without
 /// nightly get the generated package. Coverage (corpora) comes from the
-/// same build: cargo-fuzz's instrumentation is in it, counters and stack
-/// depth, so features are the ones libFuzzer counts on the user's binary.
+/// same build, so its features are those libFuzzer counts on the binary
+/// `cargo fuzz build` made (AddressSanitizer's checks included: measured
+/// on a build without it, a shrunk corpus lost libFuzzer features on the
+/// real one).
 pub fn plan(opts: &BuildOptions) -> Plan {
     plan_with(opts, find_nightly)
 }

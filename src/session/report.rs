@@ -467,7 +467,7 @@ impl Reporter {
         self.status(
             "Coverage",
             format!(
-                "{} features before, {} after (re-measured in a fresh driver){}",
+                "{} features before, {} after, none lost (re-measured in a fresh driver){}",
                 s.features_before,
                 s.features_after,
                 if s.unstable_features > 0 {

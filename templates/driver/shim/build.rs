@@ -13,7 +13,7 @@ fn main() {
                 println!("cargo::rustc-cfg=rc_sanitizer=\"{s}\"");
             }
             // A sanitizer means nightly (and its runtime's
-            // `__sancov_lowest_stack`): stack depth is measured.
+            // `__sancov_lowest_stack`, for stack depth).
             println!("cargo::rustc-cfg=rc_any_sanitizer");
         }
         _ => println!("cargo::rustc-cfg=rc_no_sanitizer"),

@@ -75,8 +75,11 @@ mod trace {
 /// passes on Linux): every instrumented function lowers the thread-local
 /// `__sancov_lowest_stack` to its stack pointer. libFuzzer sets it to the
 /// stack pointer before each input and counts how deep the input went as
-/// one more feature ([`stack_depth_feature`]). The variable belongs to the
-/// sanitizer runtime (or ours, below, in a build without one).
+/// one more feature ([`stack_depth_feature`]). In the coverage build (no
+/// sanitizer, stable) the variable is ours: a thread-local defined in
+/// assembly (`#[thread_local]` is nightly-only), read and written through
+/// the thread pointer, as the instrumented code reaches it (initial-exec TLS
+/// of the executable). With a sanitizer its runtime defines the variable.
 #[cfg(rc_any_sanitizer)]
 pub mod stack_depth {
     unsafe extern "C" {
@@ -84,7 +87,6 @@ pub mod stack_depth {
         static mut __sancov_lowest_stack: usize;
     }
 
-    /// Records the current stack pointer as the input's starting depth.
     #[inline(always)]
     pub fn record_initial() -> usize {
         let marker = 0u8;
@@ -93,17 +95,12 @@ pub mod stack_depth {
         sp
     }
 
-    /// How many bytes below `initial` the input's deepest frame was.
     pub fn max_offset(initial: usize) -> usize {
         initial.saturating_sub(unsafe { __sancov_lowest_stack })
     }
 }
 
-/// Without a sanitizer (a coverage build on stable) the variable is ours:
-/// a thread-local defined in assembly (`#[thread_local]` is nightly-only),
-/// read and written through the thread pointer, as the instrumented code
-/// reaches it (initial-exec TLS of the executable).
-#[cfg(all(not(rc_any_sanitizer), target_os = "linux", target_arch = "x86_64"))]
+#[cfg(all(rc_no_sanitizer, target_os = "linux", target_arch = "x86_64"))]
 pub mod stack_depth {
     std::arch::global_asm!(
         ".pushsection .tbss.__sancov_lowest_stack,\"awT\",@nobits",
@@ -143,12 +140,11 @@ pub mod stack_depth {
     }
 }
 
-/// Elsewhere without a sanitizer: no stack-depth tracing (the build does not
-/// ask for it).
-#[cfg(all(
-    not(rc_any_sanitizer),
-    not(all(target_os = "linux", target_arch = "x86_64"))
-))]
+/// Elsewhere: no stack depth measured.
+#[cfg(not(any(
+    rc_any_sanitizer,
+    all(rc_no_sanitizer, target_os = "linux", target_arch = "x86_64")
+)))]
 pub mod stack_depth {
     pub fn record_initial() -> usize {
         0

@@ -375,13 +375,15 @@ pub fn serve(target: &Target, input: File, mut output: File) -> ! {
                 set_phase(Phase::Busy);
                 frame.clear();
                 if counters.is_empty() {
-                    run_one(target, &data, &mut frame);
+                    run_one(target, &data, &mut frame, None);
                     frame.extend_from_slice(&u32::MAX.to_le_bytes());
                 } else {
-                    crate::sancov::reset(&counters);
                     // Nothing is flushed before: a death is this input's.
-                    run_one(target, &data, &mut frame);
-                    crate::sancov::snapshot(&counters, &mut snapshot);
+                    let mut window = Window {
+                        counters: &counters,
+                        snapshot: &mut snapshot,
+                    };
+                    run_one(target, &data, &mut frame, Some(&mut window));
                     let depth = STACK_DEPTH.load(Ordering::Relaxed);
                     let stack =
                         crate::sancov::stack_depth_feature(snapshot.len() as u32 * 8, depth);
@@ -491,7 +493,7 @@ fn run_batch(
         // Everything before this input is reported before it runs: if it
         // kills the process, the parent knows exactly which input did.
         flush(output, out);
-        let crashed = run_one(target, data, out);
+        let crashed = run_one(target, data, out, None);
         if let (Some(k), Some(c)) = (key, cache.as_deref_mut()) {
             // `out` was flushed just before, so it holds exactly this frame.
             c.frames.insert(k, out.clone());
@@ -564,18 +566,35 @@ impl Drop for ExactCopy {
 /// How deep (bytes below the starting stack pointer) the last input ran.
 static STACK_DEPTH: AtomicUsize = AtomicUsize::new(0);
 
+/// A coverage request's counters: zeroed just before the target runs and
+/// copied just after, so that the driver's own code around it (which a
+/// faithful build instruments too: reading requests, the memory check after
+/// each input) is not counted; it is not the input's coverage.
+struct Window<'a> {
+    counters: &'a [(usize, usize)],
+    snapshot: &'a mut [u8],
+}
+
 /// Runs the target on one input, as libFuzzer hands it over.
-fn run_entry(target: &Target, data: &[u8]) -> (std::thread::Result<i32>, u64) {
+fn run_entry(
+    target: &Target,
+    data: &[u8],
+    window: Option<&mut Window<'_>>,
+) -> (std::thread::Result<i32>, u64) {
     let entry = target.entry;
     let copy = ExactCopy::new(data);
     RUNNING.store(true, Ordering::Relaxed);
     let start = Instant::now();
+    if let Some(w) = &window {
+        crate::sancov::reset(w.counters);
+    }
     let initial = crate::sancov::stack_depth::record_initial();
     let result = panic::catch_unwind(AssertUnwindSafe(|| entry(copy.bytes())));
-    STACK_DEPTH.store(
-        crate::sancov::stack_depth::max_offset(initial),
-        Ordering::Relaxed,
-    );
+    let depth = crate::sancov::stack_depth::max_offset(initial);
+    if let Some(w) = window {
+        crate::sancov::snapshot(w.counters, w.snapshot);
+    }
+    STACK_DEPTH.store(depth, Ordering::Relaxed);
     let elapsed = start.elapsed().as_nanos() as u64;
     RUNNING.store(false, Ordering::Relaxed);
     drop(copy);
@@ -583,8 +602,14 @@ fn run_entry(target: &Target, data: &[u8]) -> (std::thread::Result<i32>, u64) {
 }
 
 /// Runs one input and writes its outcome frame; `true` if it panicked.
-fn run_one(target: &Target, data: &[u8], frame: &mut Vec<u8>) -> bool {
-    let (mut result, mut elapsed) = run_entry(target, data);
+/// With a coverage `window`, its counters hold what the input covered.
+fn run_one(
+    target: &Target,
+    data: &[u8],
+    frame: &mut Vec<u8>,
+    mut window: Option<&mut Window<'_>>,
+) -> bool {
+    let (mut result, mut elapsed) = run_entry(target, data, window.as_deref_mut());
     crate::limits::after_input();
     // A panic the target caught itself still counts, as under libFuzzer.
     let mut panicked = take_panic();
@@ -593,7 +618,7 @@ fn run_one(target: &Target, data: &[u8], frame: &mut Vec<u8>) -> bool {
         // the hook while this input ran. Ours goes in front of theirs, and
         // the input runs once more to learn where it panics.
         chain_panic_hook();
-        (result, elapsed) = run_entry(target, data);
+        (result, elapsed) = run_entry(target, data, window);
         crate::limits::after_input();
         panicked = take_panic();
     }
