@@ -461,8 +461,8 @@ fn step_strategy() -> impl proptest::strategy::Strategy<Value = Step> {
 /// made.
 fn item3_property() -> Result<(), Failed> {
     use proptest::test_runner::{Config, TestCaseError, TestRunner};
-    let (_serial, root) = two_target_project();
-    let root = &root;
+    let (_serial, root_dir) = two_target_project();
+    let root = root_dir.as_path();
     let manifest = root.join("fuzz/Cargo.toml");
     let two = two_targets(&std::fs::read_to_string(&manifest).unwrap());
     std::fs::write(&manifest, &two).unwrap();
@@ -487,7 +487,7 @@ fn item3_property() -> Result<(), Failed> {
             let bins = root.join("fuzz/target").join(host_triple()).join("release");
             match step {
                 Step::CargoFuzzBuild => {
-                    real::cargo_fuzz_build(&root);
+                    real::cargo_fuzz_build(root);
                     kept = Some(["parse", "typed"].iter().map(|t| sha1(&bins.join(t))).collect());
                 }
                 Step::EditSource => {
@@ -500,18 +500,18 @@ fn item3_property() -> Result<(), Failed> {
                     std::fs::write(&manifest, next).unwrap();
                 }
                 Step::Single(t, kill) => {
-                    let a = place_property_artifacts(&root, t);
-                    run_maybe_killed(&[a.display().to_string()], &root, *kill);
+                    let a = place_property_artifacts(root, t);
+                    run_maybe_killed(&[a.display().to_string()], root, *kill);
                 }
                 Step::Directory(t, kill) => {
-                    place_property_artifacts(&root, t);
+                    place_property_artifacts(root, t);
                     let dir = root.join("fuzz/artifacts").join(t);
-                    run_maybe_killed(&[dir.display().to_string()], &root, *kill);
+                    run_maybe_killed(&[dir.display().to_string()], root, *kill);
                 }
                 Step::All(kill) => {
-                    place_property_artifacts(&root, "parse");
-                    place_property_artifacts(&root, "typed");
-                    run_maybe_killed(&["--all".to_owned()], &root, *kill);
+                    place_property_artifacts(root, "parse");
+                    place_property_artifacts(root, "typed");
+                    run_maybe_killed(&["--all".to_owned()], root, *kill);
                 }
                 Step::Corpus(kill) => {
                     let corpus = root.join("fuzz/corpus/parse");
