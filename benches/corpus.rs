@@ -8,13 +8,14 @@
 //! the kind of seed files users collect; none crashes the target. For each
 //! corpus, both tools start from the same files:
 //!
-//! * `cargo fuzz cmin -s none parse DIR` (libFuzzer's `-merge=1`);
+//! * `cargo fuzz cmin parse DIR` (libFuzzer's `-merge=1`, its default build);
 //! * `cargo reduce-crash --corpus DIR -o OUT` (drop redundant entries and
-//!   shrink the kept ones, keeping every coverage feature).
+//!   shrink the kept ones, losing no coverage feature).
 //!
-//! Coverage of every result is measured twice: by libFuzzer itself (the
-//! `cov:`/`ft:` of `-runs=0` on the cargo-fuzz-built binary) and by this
-//! tool's coverage driver. Wall times exclude the builds (both are warmed up
+//! Coverage of every result is measured three times: by libFuzzer itself
+//! (the `cov:`/`ft:` of `-runs=0`) on `cargo fuzz build`'s default build
+//! (AddressSanitizer) and on its `-s none` build, and by this tool's
+//! coverage driver (its default build). Wall times exclude the builds (both are warmed up
 //! first). Then `examples/population.rs` runs the same number of mutants
 //! with and without population reduction.
 //!
@@ -131,23 +132,45 @@ fn host_triple() -> String {
         .expect("host triple")
 }
 
-fn cmin_comparison(root: &Path, scratch: &Path) {
-    let fuzz = root.join("fuzz");
-    eprintln!("building the libFuzzer binary (cargo fuzz build -s none parse) …");
+/// Builds the example's `parse` with `cargo fuzz build` (its `extra` flags)
+/// into its own target directory and returns the libFuzzer binary.
+fn libfuzzer_build(root: &Path, scratch: &Path, extra: &[&str], dir: &str) -> PathBuf {
+    eprintln!("building the libFuzzer binary (cargo fuzz build {} parse) …", extra.join(" "));
+    let target_dir = root.join("fuzz").join(dir);
     let mut build = Command::new("cargo");
+    build.current_dir(root);
+    if extra.is_empty() {
+        // AddressSanitizer needs nightly.
+        build.arg("+nightly");
+    }
     build
-        .current_dir(root)
-        .args(["fuzz", "build", "-s", "none", "parse"]);
+        .args(["fuzz", "build"])
+        .args(extra)
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .arg("parse");
     let f = common::run_limited(build, scratch, LIMIT);
     assert!(f.ok(), "cargo fuzz build failed:\n{}", f.stderr);
-    let binary: PathBuf = fuzz
-        .join("target")
-        .join(host_triple())
-        .join("release/parse");
+    let binary = target_dir.join(host_triple()).join("release/parse");
     assert!(binary.exists(), "no {}", binary.display());
+    binary
+}
 
-    println!("**Corpus shrinking vs `cargo fuzz cmin`** (target `parse` of the example project; coverage as libFuzzer counts it (`cov`/`ft` of `-runs=0`) and as our coverage driver counts it; times exclude builds)\n");
-    println!("| corpus | tool | files | total bytes | libFuzzer cov | libFuzzer ft | our features | wall time (s) |");
+fn cmin_comparison(root: &Path, scratch: &Path) {
+    let fuzz = root.join("fuzz");
+    // The judges: libFuzzer on `cargo fuzz build`'s default build
+    // (AddressSanitizer) and on its `-s none` build.
+    // (The ASan one where `cargo fuzz cmin` finds it, so its build is warm.)
+    let asan = libfuzzer_build(root, scratch, &[], "target");
+    let binary = libfuzzer_build(root, scratch, &["-s", "none"], "target-none");
+    let judge = |dir: &Path| {
+        let (cov, ft) = libfuzzer_coverage(&asan, dir);
+        let (cov_none, ft_none) = libfuzzer_coverage(&binary, dir);
+        format!("{cov} / {ft} | {cov_none} / {ft_none}")
+    };
+
+    println!("**Corpus shrinking vs `cargo fuzz cmin`** (target `parse` of the example project; coverage as libFuzzer counts it (`cov` / `ft` of `-runs=0`) on `cargo fuzz build`'s default build (AddressSanitizer) and on its `-s none` build, and as our coverage driver counts it (the default build); times exclude builds)\n");
+    println!("| corpus | tool | files | total bytes | libFuzzer cov / ft (ASan) | libFuzzer cov / ft (`-s none`) | our features | wall time (s) |");
     println!("|---|---|---:|---:|---:|---:|---:|---:|");
     let mut warmed = false;
     for &(name, n, seed) in CORPORA {
@@ -170,7 +193,7 @@ fn cmin_comparison(root: &Path, scratch: &Path) {
             warmed = true;
         }
         let (files, bytes) = size(&original);
-        let (cov, ft) = libfuzzer_coverage(&binary, &original);
+        let judged = judge(&original);
         let (measured, _) = ours(
             root,
             scratch,
@@ -179,7 +202,7 @@ fn cmin_comparison(root: &Path, scratch: &Path) {
             false,
         );
         println!(
-            "| {name} | (original) | {files} | {bytes} | {cov} | {ft} | {} | |",
+            "| {name} | (original) | {files} | {bytes} | {judged} | {} | |",
             measured["features_before"]
         );
 
@@ -188,12 +211,12 @@ fn cmin_comparison(root: &Path, scratch: &Path) {
         copy_dir(&original, &cmin_dir);
         let mut cmd = Command::new("cargo");
         cmd.current_dir(root)
-            .args(["fuzz", "cmin", "-s", "none", "parse"])
+            .args(["+nightly", "fuzz", "cmin", "parse"])
             .arg(&cmin_dir);
         let f = common::run_limited(cmd, scratch, LIMIT);
         assert!(f.ok(), "cargo fuzz cmin failed:\n{}", f.stderr);
         let (files, bytes) = size(&cmin_dir);
-        let (cov, ft) = libfuzzer_coverage(&binary, &cmin_dir);
+        let judged = judge(&cmin_dir);
         let (m, _) = ours(
             root,
             scratch,
@@ -202,25 +225,25 @@ fn cmin_comparison(root: &Path, scratch: &Path) {
             false,
         );
         println!(
-            "| {name} | `cargo fuzz cmin` | {files} | {bytes} | {cov} | {ft} | {} | {:.2} |",
+            "| {name} | `cargo fuzz cmin` | {files} | {bytes} | {judged} | {} | {:.2} |",
             m["features_before"], f.secs
         );
 
         eprintln!("{name}: cargo reduce-crash --corpus --no-shrink …");
         let drop_dir = fuzz.join("corpus").join(format!("{name}-noshrink"));
         let (done, secs) = ours(root, scratch, &original, &drop_dir, false);
-        let (cov, ft) = libfuzzer_coverage(&binary, &drop_dir);
+        let judged = judge(&drop_dir);
         println!(
-            "| {name} | `reduce-crash --corpus --no-shrink` | {} | {} | {cov} | {ft} | {} | {secs:.2} |",
+            "| {name} | `reduce-crash --corpus --no-shrink` | {} | {} | {judged} | {} | {secs:.2} |",
             done["files_after"], done["bytes_after"], done["features_after"]
         );
 
         eprintln!("{name}: cargo reduce-crash --corpus …");
         let ours_dir = fuzz.join("corpus").join(format!("{name}-reduced"));
         let (done, secs) = ours(root, scratch, &original, &ours_dir, true);
-        let (cov, ft) = libfuzzer_coverage(&binary, &ours_dir);
+        let judged = judge(&ours_dir);
         println!(
-            "| {name} | `reduce-crash --corpus` | {} | {} | {cov} | {ft} | {} | {secs:.2} |",
+            "| {name} | `reduce-crash --corpus` | {} | {} | {judged} | {} | {secs:.2} |",
             done["files_after"], done["bytes_after"], done["features_after"]
         );
     }
