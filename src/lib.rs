@@ -5,7 +5,8 @@
 //! has the module map; `tests/layers.rs` checks it):
 //!
 //! ```text
-//! cli ─▶ campaign (directories, corpora) ─▶ session (one artifact, reporting)
+//! cli ─▶ campaign (directories, corpora) ─▶ triage (bugs, severity, reports)
+//!   ─▶ session (one artifact, reporting)
 //!   ─▶ run (project, driver build, exec, outcomes, crash oracle, coverage, target)
 //!   ─▶ reduce (oracle interface, byte and choice reducers, shrink) · grammar (Earley, tree reducers)
 //! ```
@@ -24,3 +25,4 @@ pub mod output;
 pub mod reduce;
 pub mod run;
 pub mod session;
+pub mod triage;

@@ -11,7 +11,9 @@ use std::path::Path;
 
 /// The layers, top first. Files directly under `src/` (errors, exit codes,
 /// atomic output, interrupts) are shared by all and not ranked.
-const LAYERS: &[&str] = &["cli", "campaign", "session", "run", "grammar", "reduce"];
+const LAYERS: &[&str] = &[
+    "cli", "campaign", "triage", "session", "run", "grammar", "reduce",
+];
 
 /// Module path (`run::exec`) → the modules its product code names.
 fn modules() -> BTreeMap<String, BTreeSet<String>> {

@@ -74,7 +74,9 @@ pub const RECORD_DIR: &str = ".reduce-crash";
 /// Bumped whenever a record's meaning changes; older records are ignored.
 /// 2: the default byte pipeline gained the nesting, numbers, fields and
 /// random passes, so results recorded before are reduced again.
-pub const RECORD_VERSION: u32 = 2;
+/// 3: classifications keep the crash report's details (the access, the
+/// stack), which triage needs.
+pub const RECORD_VERSION: u32 = 3;
 
 /// What the directory mode adds to [`Options`].
 #[derive(Debug, Clone)]

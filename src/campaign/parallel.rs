@@ -110,6 +110,7 @@ pub(super) fn reduce_one(
     let Some(Classification::Crash {
         signature,
         slowest_secs,
+        ..
     }) = &found.class
     else {
         unreachable!("only reproducing artifacts are reduced");
@@ -295,6 +296,7 @@ impl Campaign<'_> {
         let Some(Classification::Crash {
             signature,
             slowest_secs,
+            ..
         }) = &f.class
         else {
             return false;

@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::output::write_atomic;
-use crate::run::outcome::Signature;
+use crate::run::outcome::{CrashDetails, Signature};
 use crate::session::{Options, Reproduction, StrategyChoice};
 use serde::{Deserialize, Serialize};
 use std::io::Read;
@@ -20,6 +20,10 @@ pub enum Classification {
     Crash {
         signature: Signature,
         slowest_secs: f64,
+        /// What the crash report said beyond the signature (the access, the
+        /// stack), for triage; none for crashes without a report (panics).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<CrashDetails>,
     },
     /// Returned normally (at least once; never crashed).
     Pass { runs: usize },
@@ -36,6 +40,7 @@ impl Classification {
     pub fn from_reproduction(r: Reproduction) -> Classification {
         match r {
             Reproduction::Crash { signature, slowest } => Classification::Crash {
+                details: signature.details.as_deref().cloned(),
                 signature,
                 slowest_secs: slowest.as_secs_f64(),
             },
@@ -70,6 +75,14 @@ impl Classification {
     pub fn signature(&self) -> Option<&Signature> {
         match self {
             Classification::Crash { signature, .. } => Some(signature),
+            _ => None,
+        }
+    }
+
+    /// The crash report's details, for a crash that came with a report.
+    pub fn details(&self) -> Option<&CrashDetails> {
+        match self {
+            Classification::Crash { details, .. } => details.as_ref(),
             _ => None,
         }
     }
@@ -270,6 +283,7 @@ mod tests {
             classification: Classification::Crash {
                 signature: Signature::panic("x", "src/lib.rs:1:1"),
                 slowest_secs: 0.001,
+                details: None,
             },
             reduced: vec![ReducedRecord {
                 output: "crash-1.reduced".into(),
@@ -345,6 +359,14 @@ mod tests {
             Classification::Crash {
                 signature: Signature::panic("x", "src/lib.rs:1:1"),
                 slowest_secs: 123456789.12345679,
+                details: Some(CrashDetails {
+                    access: Some(crate::run::outcome::Access {
+                        write: true,
+                        size: Some(8),
+                    }),
+                    address: Some(0x10),
+                    frames: vec!["a::b".into(), "a::c".into()],
+                }),
             },
         ] {
             let r = Record {

@@ -25,7 +25,7 @@
 //! About 650 lines with its tests: reports of every kind are parsed side by
 //! side, so that what tells them apart is in one place.
 
-use crate::run::outcome::{CrashKind, Signature};
+use crate::run::outcome::{Access, CrashDetails, CrashKind, Signature};
 use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -469,18 +469,74 @@ fn sanitizer_report(lines: &[&str], symbolizer: &mut Symbolizer) -> Option<Signa
         .unwrap_or("unknown-crash")
         .to_owned();
     let frames = symbolizer.frames(&stack_after(lines, start + 1));
+    let details = CrashDetails {
+        access: access(&lines[start..]),
+        address: address_in(header),
+        frames: user_functions(&frames),
+    };
     if error == "stack-overflow" {
         let mut sig = Signature::new(CrashKind::StackOverflow);
         sig.function = recursion(&frames);
-        return Some(sig);
+        return Some(sig.with_details(details));
     }
     let user = first_user_frame(&frames);
-    Some(Signature {
-        kind: CrashKind::Sanitizer,
-        message: Some(format!("{sanitizer}: {error}")),
-        location: user.and_then(|f| f.location.clone()),
-        function: user.and_then(|f| f.function.clone()),
-    })
+    Some(
+        Signature {
+            kind: CrashKind::Sanitizer,
+            message: Some(format!("{sanitizer}: {error}")),
+            location: user.and_then(|f| f.location.clone()),
+            function: user.and_then(|f| f.function.clone()),
+            details: None,
+        }
+        .with_details(details),
+    )
+}
+
+/// The faulting access of a sanitizer report: `WRITE of size 4 at 0x…`, or
+/// for a SEGV `The signal is caused by a READ memory access.`
+fn access(lines: &[&str]) -> Option<Access> {
+    for line in lines.iter().take(12) {
+        let text = line.trim_start_matches(|c: char| c == '=' || c.is_ascii_digit());
+        let text = text.trim_start();
+        for (word, write) in [("WRITE", true), ("READ", false)] {
+            if let Some(rest) = text
+                .strip_prefix(word)
+                .and_then(|r| r.strip_prefix(" of size "))
+            {
+                let size = rest.split_whitespace().next().and_then(|n| n.parse().ok());
+                return Some(Access { write, size });
+            }
+            if text.starts_with("The signal is caused by a")
+                && text.contains(&format!(" {word} memory access"))
+            {
+                return Some(Access { write, size: None });
+            }
+        }
+    }
+    None
+}
+
+/// The address a sanitizer's header line names (`on address 0x…`, `on
+/// unknown address 0x…`, `double-free on 0x…`).
+fn address_in(header: &str) -> Option<u64> {
+    let at = header.find(" 0x")?;
+    let hex: String = header[at + 3..]
+        .chars()
+        .take_while(char::is_ascii_hexdigit)
+        .collect();
+    u64::from_str_radix(&hex, 16).ok()
+}
+
+/// The functions of the stack in the target's and dependencies' code, from
+/// the crash down, generic arguments dropped (at most 32).
+fn user_functions(frames: &[Frame]) -> Vec<String> {
+    frames
+        .iter()
+        .filter(|f| !f.is_runtime())
+        .filter_map(|f| f.function.as_deref())
+        .map(without_generics)
+        .take(32)
+        .collect()
 }
 
 /// `==N== ERROR: libFuzzer: out-of-memory (malloc(N))` (with the stack of
@@ -502,12 +558,19 @@ fn libfuzzer_oom(lines: &[&str], symbolizer: &mut Symbolizer) -> Option<Signatur
     {
         let frames = symbolizer.frames(&stack_after(lines, start + 1));
         let user = first_user_frame(&frames);
-        return Some(Signature {
-            kind: CrashKind::MallocLimit,
-            message: Some(format!("malloc({size})")),
-            location: user.and_then(|f| f.location.clone()),
-            function: user.and_then(|f| f.function.clone()),
-        });
+        return Some(
+            Signature {
+                kind: CrashKind::MallocLimit,
+                message: Some(format!("malloc({size})")),
+                location: user.and_then(|f| f.location.clone()),
+                function: user.and_then(|f| f.function.clone()),
+                details: None,
+            }
+            .with_details(CrashDetails {
+                frames: user_functions(&frames),
+                ..CrashDetails::default()
+            }),
+        );
     }
     let mut sig = Signature::new(CrashKind::OutOfMemory);
     sig.message = Some(detail);
@@ -597,6 +660,35 @@ allocated by thread T0 here:
 
 SUMMARY: AddressSanitizer: heap-buffer-overflow /tmp/exp/demo/src/lib.rs:7:13 in demo::check
 ";
+
+    #[test]
+    fn sanitizer_reports_give_the_access_address_and_stack() {
+        let sig = classify(ExitStatus::from_raw(1 << 8), SYMBOLIZED);
+        let details = sig.details.as_deref().expect("details");
+        assert_eq!(
+            details.access,
+            Some(Access {
+                write: false,
+                size: Some(1)
+            })
+        );
+        assert_eq!(details.address, Some(0x7b1c801e00b0));
+        assert_eq!(details.frames, vec!["demo::check".to_owned()]);
+        let segv = "==9==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000010 (pc 0x1 bp 0x2 sp 0x3 T0)\n\
+                    ==9==The signal is caused by a WRITE memory access.\n\
+                    ==9==Hint: address points to the zero page.\n\
+                    SUMMARY: AddressSanitizer: SEGV (x+0x1)\n";
+        let sig = classify(ExitStatus::from_raw(1 << 8), segv);
+        let details = sig.details.as_deref().expect("details");
+        assert_eq!(
+            details.access,
+            Some(Access {
+                write: true,
+                size: None
+            })
+        );
+        assert_eq!(details.address, Some(0x10));
+    }
 
     #[test]
     fn sanitizer_reports_give_the_error_and_the_first_user_frame() {

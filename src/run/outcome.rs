@@ -136,7 +136,11 @@ fn signal_name(n: i32) -> &'static str {
 }
 
 /// Identity of a crash: kind, plus where (and what) it happened.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// [`Signature::details`] rides along outside the identity: two signatures
+/// are equal (and hash alike) by kind, message, location and function only,
+/// and the JSON form leaves the details out.
+#[derive(Debug, Clone)]
 pub struct Signature {
     pub kind: CrashKind,
     /// The panic message; for a sanitizer report the sanitizer and its error
@@ -150,6 +154,54 @@ pub struct Signature {
     /// The function of that first frame; for a stack overflow, the
     /// functions of the recursion cycle (`a ↔ b`).
     pub function: Option<String>,
+    /// What the report said beyond the identity (the access, the stack),
+    /// when the crash came with a report.
+    pub details: Option<std::sync::Arc<CrashDetails>>,
+}
+
+impl PartialEq for Signature {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.kind, &self.message, &self.location, &self.function)
+            == (
+                &other.kind,
+                &other.message,
+                &other.location,
+                &other.function,
+            )
+    }
+}
+
+impl Eq for Signature {}
+
+impl std::hash::Hash for Signature {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (&self.kind, &self.message, &self.location, &self.function).hash(state);
+    }
+}
+
+/// What a crash report says beyond the crash's identity, for judging how
+/// bad a bug is and for telling bugs apart by their stacks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrashDetails {
+    /// The faulting access: a write or a read, and its size in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<Access>,
+    /// The address the report names (the faulting or freed address).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<u64>,
+    /// The functions of the stack from the crash down, in the target's and
+    /// its dependencies' code (the runtime, the standard library and the
+    /// harness left out), generic arguments dropped, at most 32.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<String>,
+}
+
+/// A memory access a sanitizer reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Access {
+    pub write: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
 }
 
 impl Signature {
@@ -159,6 +211,7 @@ impl Signature {
             message: None,
             location: None,
             function: None,
+            details: None,
         }
     }
 
@@ -169,7 +222,14 @@ impl Signature {
             message: Some(message.into()),
             location: (!location.is_empty()).then_some(location),
             function: None,
+            details: None,
         }
+    }
+
+    /// The same signature with `details`.
+    pub fn with_details(mut self, details: CrashDetails) -> Self {
+        self.details = Some(std::sync::Arc::new(details));
+        self
     }
 
     /// What a sanitizer calls the error (`heap-buffer-overflow`), which is
@@ -243,6 +303,7 @@ impl<'de> Deserialize<'de> for Signature {
             message: raw.message,
             location: raw.location,
             function: raw.function,
+            details: None,
         })
     }
 }

@@ -1,0 +1,464 @@
+//! From a pile of crashes to a list of bugs.
+//!
+//! A directory run groups reproducing artifacts into *buckets*, one per
+//! target and crash identity. A nightly CI job leaves hundreds of crash
+//! files over a dozen targets, and what the team needs is one row per
+//! *bug*: the same defect reached from two targets, or through two callers,
+//! is one bug. This layer turns buckets into bugs and says how bad each one
+//! is; `report/` writes them where they are read (JSON, SARIF for code
+//! scanning, Markdown for a job summary).
+//!
+//! 1. **Exact identity across targets**: buckets whose identity (under
+//!    `--match`: kind and panic location, sanitizer error and first user
+//!    frame, the recursion of a stack overflow) is the same are one bug,
+//!    whatever target reached it, as long as the identity names a place.
+//!    A timeout, an RSS out-of-memory or an abort has no place, so those
+//!    stay one bug per target.
+//! 2. **Stack similarity**: crashes that came with a stack (sanitizer
+//!    reports, stack overflows, malloc limits) of the same error are
+//!    grouped by PDM similarity with complete linkage cut at 0.3
+//!    ([`similarity`], CASR's measure and threshold), except that two crash
+//!    sites in the same function at different lines are never joined: two
+//!    bugs in one function (ClusterFuzz's top-3-frames grouping merges
+//!    distinct Rust `assert_eq!` bugs; this does not).
+//! 3. Each bug gets a **fingerprint** that stays put when unrelated lines
+//!    move ([`fingerprint`]) and a [`severity`].
+
+pub mod severity;
+pub mod similarity;
+
+use crate::run::outcome::{CrashDetails, CrashKind, MatchMode, Signature};
+use serde::{Deserialize, Serialize};
+use severity::Severity;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One bucket, as triage sees it.
+#[derive(Debug, Clone)]
+pub struct Crash {
+    /// The caller's index of the bucket.
+    pub bucket: usize,
+    pub target: String,
+    pub signature: Signature,
+    pub details: Option<CrashDetails>,
+}
+
+/// How a bug's buckets came together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Grouping {
+    /// One bucket.
+    Single,
+    /// The same identity, from several targets.
+    Identity,
+    /// Similar stacks (and perhaps the same identity too).
+    Stack,
+}
+
+/// Buckets that are one defect.
+#[derive(Debug, Clone)]
+pub struct Bug {
+    /// Stable across runs while the crash site's code is unchanged.
+    pub fingerprint: String,
+    /// The buckets (the caller's indices), in the order given.
+    pub buckets: Vec<usize>,
+    /// The targets that reach it, sorted.
+    pub targets: Vec<String>,
+    /// The first bucket's signature.
+    pub signature: Signature,
+    /// The worst of its buckets'.
+    pub severity: Severity,
+    pub grouping: Grouping,
+}
+
+/// Groups `crashes` into bugs (in the order of their first bucket). Source
+/// lines for fingerprints are read relative to `root` (the fuzz workspace).
+pub fn group(crashes: &[Crash], mode: MatchMode, root: &Path) -> Vec<Bug> {
+    // 1. Exact identity; across targets only for identities with a place.
+    let mut exact: BTreeMap<(Option<String>, crate::run::outcome::Identity), Vec<usize>> =
+        BTreeMap::new();
+    let mut order: Vec<(Option<String>, crate::run::outcome::Identity)> = Vec::new();
+    for (i, c) in crashes.iter().enumerate() {
+        let placed = c.signature.location.is_some() || c.signature.function.is_some();
+        let key = (
+            (!placed).then(|| c.target.clone()),
+            c.signature.identity(mode),
+        );
+        let entry = exact.entry(key.clone()).or_default();
+        if entry.is_empty() {
+            order.push(key);
+        }
+        entry.push(i);
+    }
+    let groups: Vec<Vec<usize>> = order.iter().map(|k| exact[k].clone()).collect();
+
+    // 2. Stack similarity between groups that have stacks, same error.
+    let stack = |g: &[usize]| -> Option<&[String]> {
+        let d = crashes[g[0]].details.as_ref()?;
+        (!d.frames.is_empty()).then_some(d.frames.as_slice())
+    };
+    let error_of = |g: &[usize]| {
+        let s = &crashes[g[0]].signature;
+        (s.kind, s.sanitizer_error().map(str::to_owned))
+    };
+    let joined = similarity::clusters(
+        groups.len(),
+        |a, b| match (stack(&groups[a]), stack(&groups[b])) {
+            (Some(x), Some(y)) if error_of(&groups[a]) == error_of(&groups[b]) => {
+                1.0 - similarity::similarity(x, y)
+            }
+            _ => 1.0,
+        },
+        |a, b| {
+            let (x, y) = (
+                &crashes[groups[a][0]].signature,
+                &crashes[groups[b][0]].signature,
+            );
+            // Two bugs in one function stay two.
+            !(x.function.is_some() && x.function == y.function && x.location != y.location)
+        },
+    );
+
+    let mut bugs: Vec<Bug> = joined
+        .into_iter()
+        .map(|members| {
+            let buckets: Vec<usize> = {
+                let mut b: Vec<usize> = members.iter().flat_map(|&g| groups[g].clone()).collect();
+                b.sort_unstable();
+                b
+            };
+            let first = &crashes[buckets[0]];
+            let mut targets: Vec<String> =
+                buckets.iter().map(|&i| crashes[i].target.clone()).collect();
+            targets.sort();
+            targets.dedup();
+            let severity = buckets
+                .iter()
+                .map(|&i| severity::severity(&crashes[i].signature, crashes[i].details.as_ref()))
+                .max_by(|a, b| {
+                    (a.tier, a.security_severity)
+                        .partial_cmp(&(b.tier, b.security_severity))
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                })
+                .expect("a bug has a bucket");
+            let grouping = match (members.len(), buckets.len()) {
+                (_, 1) => Grouping::Single,
+                (1, _) => Grouping::Identity,
+                _ => Grouping::Stack,
+            };
+            let placed = first.signature.location.is_some() || first.signature.function.is_some();
+            Bug {
+                fingerprint: fingerprint(
+                    &first.signature,
+                    (!placed).then_some(first.target.as_str()),
+                    root,
+                ),
+                buckets: buckets.iter().map(|&i| crashes[i].bucket).collect(),
+                targets,
+                signature: first.signature.clone(),
+                severity,
+                grouping,
+            }
+        })
+        .collect();
+    bugs.sort_by_key(|b| b.buckets[0]);
+    disambiguate(&mut bugs);
+    bugs
+}
+
+/// Two bugs whose sites read alike (the same text on two lines of one
+/// file) get `-2`, `-3`, … in the order of their lines.
+fn disambiguate(bugs: &mut [Bug]) {
+    let mut seen: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, b) in bugs.iter().enumerate() {
+        seen.entry(b.fingerprint.clone()).or_default().push(i);
+    }
+    for (_, mut same) in seen {
+        if same.len() < 2 {
+            continue;
+        }
+        same.sort_by_key(|&i| line_of(&bugs[i].signature));
+        for (n, &i) in same.iter().enumerate().skip(1) {
+            bugs[i].fingerprint = format!("{}-{}", bugs[i].fingerprint, n + 1);
+        }
+    }
+}
+
+fn line_of(sig: &Signature) -> (String, u64) {
+    let loc = sig.location.clone().unwrap_or_default();
+    let mut parts = loc.rsplitn(3, ':');
+    let _col = parts.next();
+    let line = parts.next().and_then(|l| l.parse().ok()).unwrap_or(0);
+    (parts.next().unwrap_or("").to_owned(), line)
+}
+
+/// A bug's fingerprint: 16 hex digits of the SHA-1 of what names its crash
+/// site without line numbers, so that it stays put when unrelated lines
+/// move: the kind (and sanitizer error), the file as a path inside its crate
+/// (`gif/src/reader/mod.rs`, no version, no checkout location), the
+/// function, and the text of the crash line itself (whitespace collapsed);
+/// where the source cannot be read, the line number instead. A crash with
+/// no site (a timeout, an RSS limit, an abort) is named by its `target`.
+pub fn fingerprint(sig: &Signature, target: Option<&str>, root: &Path) -> String {
+    let mut basis = format!("v1|{}", sig.kind.id());
+    if let Some(code) = sig.kind.code() {
+        basis.push_str(&format!("({code})"));
+    }
+    if let Some(e) = sig.sanitizer_error() {
+        basis.push_str(&format!("|{e}"));
+    }
+    if let Some(t) = target {
+        basis.push_str(&format!("|target={t}"));
+    }
+    if let Some(f) = &sig.function {
+        basis.push_str(&format!("|fn={}", without_generics(f)));
+    }
+    if let Some(loc) = &sig.location {
+        let (file, line) = split_location(loc);
+        let path = resolve(&file, root);
+        basis.push_str(&format!("|file={}", crate_relative(&path, root)));
+        match source_line(&path, line) {
+            Some(text) => basis.push_str(&format!("|text={text}")),
+            None => basis.push_str(&format!("|line={line}")),
+        }
+    }
+    if sig.kind == CrashKind::Panic {
+        basis.push_str(&format!(
+            "|{}",
+            severity::panic_class(sig.message.as_deref().unwrap_or(""))
+        ));
+    }
+    let digest = sha1_smol::Sha1::from(basis.as_bytes()).digest().to_string();
+    digest[..16].to_owned()
+}
+
+/// `file:line:col` → (file, line).
+fn split_location(loc: &str) -> (String, u64) {
+    let mut parts = loc.rsplitn(3, ':');
+    let last = parts.next().unwrap_or("");
+    let middle = parts.next();
+    match (middle, parts.next()) {
+        (Some(line), Some(file)) => (file.to_owned(), line.parse().unwrap_or(0)),
+        // `file:line` only.
+        (Some(file), None) => (file.to_owned(), last.parse().unwrap_or(0)),
+        _ => (loc.to_owned(), 0),
+    }
+}
+
+/// A location's file on disk: absolute as given, else relative to the
+/// fuzz workspace (how cargo-fuzz's builds print workspace paths).
+fn resolve(file: &str, root: &Path) -> PathBuf {
+    let p = Path::new(file);
+    if p.is_absolute() {
+        p.to_owned()
+    } else {
+        root.join(p)
+    }
+}
+
+/// The path inside its crate: the nearest directory up with a
+/// `Cargo.toml`, named without its version (`gif-0.9.0` → `gif`), then the
+/// rest. Paths of the standard library or a missing file stay as given.
+fn crate_relative(path: &Path, root: &Path) -> String {
+    for dir in path.ancestors().skip(1) {
+        if dir.join("Cargo.toml").is_file() {
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let name = strip_version(&name);
+            let rest = path.strip_prefix(dir).unwrap_or(path);
+            return format!("{name}/{}", rest.display());
+        }
+        if dir == root.parent().unwrap_or(root) {
+            break;
+        }
+    }
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// `gif-0.9.0` → `gif`; `my-crate` stays.
+fn strip_version(name: &str) -> &str {
+    match name.rfind('-') {
+        Some(i)
+            if name[i + 1..].starts_with(|c: char| c.is_ascii_digit())
+                && name[i + 1..].contains('.') =>
+        {
+            &name[..i]
+        }
+        _ => name,
+    }
+}
+
+/// Line `line` (1-based) of `path`, whitespace collapsed; `None` if it
+/// cannot be read.
+fn source_line(path: &Path, line: u64) -> Option<String> {
+    if line == 0 {
+        return None;
+    }
+    let text = crate::input::read_file(path).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    let l = text.lines().nth(line as usize - 1)?;
+    let collapsed: Vec<&str> = l.split_whitespace().collect();
+    (!collapsed.is_empty()).then(|| collapsed.join(" "))
+}
+
+/// `a::b<T>::c<U>` → `a::b::c`.
+fn without_generics(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut depth = 0usize;
+    for c in name.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' if depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::outcome::Access;
+
+    fn panic_at(target: &str, bucket: usize, loc: &str) -> Crash {
+        Crash {
+            bucket,
+            target: target.into(),
+            signature: Signature::panic("called `Option::unwrap()` on a `None` value", loc),
+            details: None,
+        }
+    }
+
+    fn asan(bucket: usize, func: &str, loc: &str, frames: &[&str]) -> Crash {
+        let mut sig = Signature::new(CrashKind::Sanitizer);
+        sig.message = Some("AddressSanitizer: heap-buffer-overflow".into());
+        sig.function = Some(func.into());
+        sig.location = Some(loc.into());
+        Crash {
+            bucket,
+            target: "t".into(),
+            signature: sig,
+            details: Some(CrashDetails {
+                access: Some(Access {
+                    write: true,
+                    size: Some(1),
+                }),
+                address: None,
+                frames: frames.iter().map(|s| s.to_string()).collect(),
+            }),
+        }
+    }
+
+    #[test]
+    fn one_place_from_two_targets_is_one_bug_and_placeless_crashes_stay_apart() {
+        let root = Path::new("/nonexistent");
+        let mut timeout_a = Signature::new(CrashKind::Timeout);
+        timeout_a.message = None;
+        let crashes = vec![
+            panic_at("a", 10, "src/lib.rs:5:9"),
+            panic_at("b", 11, "src/lib.rs:5:9"),
+            panic_at("a", 12, "src/lib.rs:9:9"),
+            Crash {
+                bucket: 13,
+                target: "a".into(),
+                signature: timeout_a.clone(),
+                details: None,
+            },
+            Crash {
+                bucket: 14,
+                target: "b".into(),
+                signature: timeout_a,
+                details: None,
+            },
+        ];
+        let bugs = group(&crashes, MatchMode::Location, root);
+        let buckets: Vec<Vec<usize>> = bugs.iter().map(|b| b.buckets.clone()).collect();
+        assert_eq!(buckets, vec![vec![10, 11], vec![12], vec![13], vec![14]]);
+        assert_eq!(bugs[0].targets, vec!["a", "b"]);
+        assert_eq!(bugs[0].grouping, Grouping::Identity);
+        let fps: std::collections::BTreeSet<_> = bugs.iter().map(|b| &b.fingerprint).collect();
+        assert_eq!(fps.len(), 4, "{bugs:?}");
+    }
+
+    #[test]
+    fn similar_stacks_join_but_two_lines_of_one_function_never_do() {
+        let root = Path::new("/nonexistent");
+        let crashes = vec![
+            asan(
+                0,
+                "lib::caller_a",
+                "src/lib.rs:10:5",
+                &["lib::caller_a", "lib::parse", "lib::run", "fuzz::go"],
+            ),
+            asan(
+                1,
+                "lib::caller_b",
+                "src/lib.rs:20:5",
+                &["lib::caller_b", "lib::parse", "lib::run", "fuzz::go"],
+            ),
+            asan(
+                2,
+                "lib::check",
+                "src/lib.rs:30:5",
+                &["lib::check", "lib::parse", "lib::run", "fuzz::go"],
+            ),
+            asan(
+                3,
+                "lib::check",
+                "src/lib.rs:31:5",
+                &["lib::check", "lib::parse", "lib::run", "fuzz::go"],
+            ),
+        ];
+        let bugs = group(&crashes, MatchMode::Location, root);
+        assert!(
+            !bugs
+                .iter()
+                .any(|b| b.buckets.contains(&2) && b.buckets.contains(&3)),
+            "{bugs:?}"
+        );
+        assert_eq!(bugs[0].severity.class, "heap-buffer-overflow(write)");
+    }
+
+    #[test]
+    fn fingerprints_ignore_moved_lines_and_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let krate = dir.path().join("gif-0.9.0");
+        std::fs::create_dir_all(krate.join("src")).unwrap();
+        std::fs::write(krate.join("Cargo.toml"), "[package]\nname = \"gif\"\n").unwrap();
+        std::fs::write(krate.join("src/lib.rs"), "fn f() {\n    let x = v[i];\n}\n").unwrap();
+        let at = |line: u32| {
+            Signature::panic(
+                "index out of bounds: the len is 3 but the index is 7",
+                format!("{}:{line}:13", krate.join("src/lib.rs").display()),
+            )
+        };
+        let before = fingerprint(&at(2), None, dir.path());
+        // Two lines added above: the crash line moves, its text does not.
+        std::fs::write(
+            krate.join("src/lib.rs"),
+            "// a\n// b\nfn f() {\n    let x =   v[i];\n}\n",
+        )
+        .unwrap();
+        assert_eq!(fingerprint(&at(4), None, dir.path()), before);
+        // Another crate version in another place: the same.
+        let other = dir.path().join("elsewhere/gif-0.9.1");
+        std::fs::create_dir_all(other.join("src")).unwrap();
+        std::fs::write(other.join("Cargo.toml"), "").unwrap();
+        std::fs::write(other.join("src/lib.rs"), "fn f() {\n    let x = v[i];\n}\n").unwrap();
+        let moved = Signature::panic(
+            "index out of bounds: the len is 1 but the index is 2",
+            format!("{}:2:13", other.join("src/lib.rs").display()),
+        );
+        assert_eq!(fingerprint(&moved, None, dir.path()), before);
+        assert_eq!(before.len(), 16);
+        assert_eq!(strip_version("gif-0.9.0"), "gif");
+        assert_eq!(strip_version("rustc-demangle-0.1.5"), "rustc-demangle");
+        assert_eq!(strip_version("my-crate"), "my-crate");
+    }
+}
