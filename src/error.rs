@@ -137,11 +137,11 @@ pub enum Error {
         count: usize,
         detail: String,
     },
-    #[error("{failed} of {buckets} buckets under {path} could not be reduced; the first: {first}")]
-    BucketsFailed {
+    #[error("{failed} of {bugs} bugs under {path} could not be reduced; the first: {first}")]
+    BugsFailed {
         path: PathBuf,
         failed: usize,
-        buckets: usize,
+        bugs: usize,
         first: String,
         /// The exit code of the first failure.
         code: i32,
@@ -184,7 +184,7 @@ impl Error {
             | Error::NotAsClassified { .. }
             | Error::NothingReproducible { .. }
             | Error::CoverageLost { .. } => exit_code::FLAKY,
-            Error::BucketsFailed { code, .. } => *code,
+            Error::BugsFailed { code, .. } => *code,
         }
     }
 }

@@ -306,16 +306,24 @@ fn a_directory_of_three_bugs_gives_three_buckets_and_a_second_run_is_free() {
         second.describe()
     );
 
-    // The human summary: a table on stderr, non-reproducing artifacts listed.
+    // The human summary: a table on stderr, one row per bug,
+    // non-reproducing artifacts listed.
     let human = run_in_copy(&["fuzz/artifacts/three_bugs"]);
     human.assert_code(0);
     assert!(human.stdout.trim().is_empty(), "{}", human.describe());
     let header = human
         .stderr
         .lines()
-        .find(|l| l.starts_with("bucket"))
+        .find(|l| l.starts_with("bug"))
         .unwrap_or_else(|| panic!("no table\n{}", human.describe()));
-    for column in ["artifacts", "smallest", "reduced", "path", "signature"] {
+    for column in [
+        "severity",
+        "artifacts",
+        "reduced",
+        "fingerprint",
+        "path",
+        "signature",
+    ] {
         assert!(header.contains(column), "{header}");
     }
     let rows: Vec<&str> = human
@@ -666,6 +674,6 @@ fn a_bucket_that_fails_is_listed_and_sets_the_exit_code() {
     assert_eq!(std::fs::read(reduced_path(&gamma[0])).unwrap(), b"TRIC");
     let errors = run.error_lines();
     assert_eq!(errors.len(), 1, "{}", run.describe());
-    assert!(errors[0].contains("1 of 2 buckets"), "{}", run.describe());
+    assert!(errors[0].contains("1 of 2 bugs"), "{}", run.describe());
     assert_eq!(run.message("summary")["exit_code"], 5);
 }

@@ -34,6 +34,7 @@ use crate::run::outcome::{Outcome, Signature};
 use crate::run::project::{find_manifest, FuzzProject, Locate};
 use crate::session::report::{path_json, Reporter, Summary};
 use crate::session::{self, Options, ReduceJob};
+use crate::triage::{self, Bug};
 use serde_json::json;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -167,8 +168,9 @@ pub fn run(
     c.build(reporter)?;
     c.classify()?;
     let buckets = c.bucket(reporter);
-    let results = c.reduce(&buckets, reporter);
-    Ok(c.finish(&buckets, &results, started, reporter))
+    let bugs = c.bugs(&buckets, reporter);
+    let results = c.reduce(&buckets, &bugs, reporter);
+    Ok(c.finish(&buckets, &bugs, &results, started, reporter))
 }
 
 /// The state of one directory run, phase by phase.
@@ -545,6 +547,38 @@ impl<'o> Campaign<'o> {
             ),
         );
         buckets
+    }
+
+    /// Groups the buckets into bugs ([`triage::group`]): the same identity
+    /// from several targets, or similar stacks.
+    fn bugs(&self, buckets: &[Bucket], reporter: &mut Reporter) -> Vec<Bug> {
+        let crashes: Vec<triage::Crash> = buckets
+            .iter()
+            .enumerate()
+            .map(|(k, b)| {
+                let rep = &self.found[b.representative()];
+                let target = &self.targets[rep.target];
+                triage::Crash {
+                    bucket: k,
+                    target: target.name.clone(),
+                    signature: b.signature.clone(),
+                    details: rep.class.as_ref().and_then(|c| c.details()).cloned(),
+                    root: self.projects[target.project].workspace_root.clone(),
+                }
+            })
+            .collect();
+        let bugs = triage::group(&crashes, self.opts.match_mode);
+        if bugs.len() < buckets.len() {
+            reporter.status(
+                "Grouped",
+                format!(
+                    "{} into {}: the same crash site from several targets, or similar stacks",
+                    plural(buckets.len(), "bucket"),
+                    plural(bugs.len(), "bug")
+                ),
+            );
+        }
+        bugs
     }
 
     /// How many classified artifacts satisfy `pred`.

@@ -152,6 +152,7 @@ impl Campaign<'_> {
     pub(super) fn reduce(
         &mut self,
         buckets: &[Bucket],
+        bugs: &[Bug],
         reporter: &mut Reporter,
     ) -> Vec<Vec<(usize, Reduction)>> {
         let strategy = strategy_key(self.opts);
@@ -160,16 +161,21 @@ impl Campaign<'_> {
             targets: &self.targets,
             running: HashMap::new(),
         };
-        let mut results: Vec<Vec<(usize, Reduction)>> = Vec::with_capacity(buckets.len());
-        let mut tasks: Vec<(usize, usize)> = Vec::new(); // (bucket, artifact)
-        for (b, bucket) in buckets.iter().enumerate() {
-            let members = if self.copts.each {
-                &bucket.members[..]
+        let mut results: Vec<Vec<(usize, Reduction)>> = Vec::with_capacity(bugs.len());
+        let mut tasks: Vec<(usize, usize)> = Vec::new(); // (bug, artifact)
+        for (b, bug) in bugs.iter().enumerate() {
+            // One reduction per bug: the smallest original of all its
+            // buckets (`--each`: every artifact of every bucket).
+            let members: Vec<usize> = if self.copts.each {
+                bug.buckets
+                    .iter()
+                    .flat_map(|&k| buckets[k].members.iter().copied())
+                    .collect()
             } else {
-                &bucket.members[..1]
+                vec![self.representative(buckets, bug)]
             };
             let mut known = Vec::new();
-            for &m in members {
+            for &m in &members {
                 let f = &self.found[m];
                 let recorded = self.record(f).and_then(|r| {
                     r.valid_output(&f.dir(), &f.output_name(), &strategy)
@@ -197,14 +203,14 @@ impl Campaign<'_> {
             results.push(known);
         }
         drop(checks);
-        let mut pending: Vec<usize> = vec![0; buckets.len()];
+        let mut pending: Vec<usize> = vec![0; bugs.len()];
         for &(b, _) in &tasks {
             pending[b] += 1;
         }
-        // Buckets that are entirely known are done already.
+        // Bugs that are entirely known are done already.
         for (b, n) in pending.iter().enumerate() {
             if *n == 0 {
-                self.show_bucket(buckets, b, &results[b], reporter);
+                self.show_bug(buckets, bugs, b, &results[b], reporter);
             }
         }
         if !tasks.is_empty() && !interrupt::requested() {
@@ -213,9 +219,9 @@ impl Campaign<'_> {
             reporter.status(
                 "Reducing",
                 format!(
-                    "{} in {} with {} (identity: {})",
+                    "{} of {} with {} (identity: {})",
                     plural(tasks.len(), "artifact"),
-                    plural(open, "bucket"),
+                    plural(open, "bug"),
                     plural(jobs, "job"),
                     self.opts.match_mode.name()
                 ),
@@ -257,7 +263,7 @@ impl Campaign<'_> {
                 reporter.reduction_done();
                 pending[b] -= 1;
                 if pending[b] == 0 {
-                    this.show_bucket(buckets, b, &results[b], reporter);
+                    this.show_bug(buckets, bugs, b, &results[b], reporter);
                 }
             };
             in_parallel(
@@ -282,11 +288,24 @@ impl Campaign<'_> {
                 results[b].push((m, Reduction::NotRun));
                 pending[b] -= 1;
                 if pending[b] == 0 {
-                    self.show_bucket(buckets, b, &results[b], reporter);
+                    self.show_bug(buckets, bugs, b, &results[b], reporter);
                 }
             }
         }
         results
+    }
+
+    /// The artifact a bug is reduced from: the smallest original of all its
+    /// buckets (each bucket's first member is its smallest).
+    pub(super) fn representative(&self, buckets: &[Bucket], bug: &Bug) -> usize {
+        bug.buckets
+            .iter()
+            .map(|&k| buckets[k].representative())
+            .min_by(|&a, &b| {
+                let (fa, fb) = (&self.found[a], &self.found[b]);
+                fa.len.cmp(&fb.len).then_with(|| fa.path.cmp(&fb.path))
+            })
+            .expect("a bug has a bucket")
     }
 
     /// Whether artifact `m`'s existing output crashes with its signature

@@ -7,6 +7,7 @@ use super::*;
 #[derive(Debug)]
 pub struct CampaignReport {
     pub buckets: usize,
+    pub bugs: usize,
     pub interrupted: bool,
     /// Why the run failed as a whole, if it did (the table was shown).
     pub error: Option<Error>,
@@ -82,60 +83,105 @@ pub(super) fn plural(n: usize, thing: &str) -> String {
 }
 
 impl Campaign<'_> {
-    /// One status line (or warning) and one JSON message for a finished bucket.
-    pub(super) fn show_bucket(
+    /// One status line (or warning) for a finished bug, then a JSON `bucket`
+    /// message for each of its buckets and one `bug` message.
+    pub(super) fn show_bug(
         &self,
         buckets: &[Bucket],
-        b: usize,
+        bugs: &[Bug],
+        g: usize,
         results: &[(usize, Reduction)],
         reporter: &mut Reporter,
     ) {
         let cwd = &self.opts.locate.cwd;
-        let bucket = &buckets[b];
-        let rep = &self.found[bucket.representative()];
-        let line = bucket_line(b, buckets.len(), bucket, rep, results, &self.targets, cwd);
+        let bug = &bugs[g];
+        let rep_index = self.representative(buckets, bug);
+        let rep = &self.found[rep_index];
+        let members: Vec<usize> = bug
+            .buckets
+            .iter()
+            .flat_map(|&k| buckets[k].members.iter().copied())
+            .collect();
+        let line = bug_line(
+            g,
+            bugs.len(),
+            bug,
+            members.len(),
+            rep_index,
+            rep,
+            results,
+            cwd,
+        );
         match &line.failure {
             Some(message) => reporter.warn(format!(
-                "bucket {}/{} ({}) could not be reduced: {message}",
-                b + 1,
-                buckets.len(),
-                short_signature(&bucket.signature, cwd)
+                "bug {}/{} ({}) could not be reduced: {message}",
+                g + 1,
+                bugs.len(),
+                short_signature(&bug.signature, cwd)
             )),
             None => reporter.status(line.verb, &line.text),
         }
-        let output_sha1 = results
-            .iter()
-            .find(|(m, _)| *m == bucket.representative())
-            .and_then(|(_, r)| match r {
-                Reduction::Cached(rec) => Some(rec.sha1.clone()),
-                Reduction::Done(s) => crate::input::read_file(&s.output)
-                    .ok()
-                    .map(|b| sha1_hex(&b)),
-                _ => None,
-            });
+        let output_sha1 =
+            results
+                .iter()
+                .find(|(m, _)| *m == rep_index)
+                .and_then(|(_, r)| match r {
+                    Reduction::Cached(rec) => Some(rec.sha1.clone()),
+                    Reduction::Done(s) => crate::input::read_file(&s.output)
+                        .ok()
+                        .map(|b| sha1_hex(&b)),
+                    _ => None,
+                });
         let reductions: Vec<serde_json::Value> = results
             .iter()
             .map(|(m, r)| reduction_json(&self.found[*m], r))
             .collect();
+        for &k in &bug.buckets {
+            let bucket = &buckets[k];
+            let brep = &self.found[bucket.representative()];
+            reporter.message(
+                "bucket",
+                json!({
+                    "bucket": k + 1,
+                    "bug": bug.fingerprint,
+                    "target": bucket.key.target,
+                    "signature": bucket.signature,
+                    "artifacts": bucket.members.len(),
+                    "members": bucket.members.iter().map(|&m| path_json(&self.found[m].path)).collect::<Vec<_>>(),
+                    "representative": path_json(&brep.path),
+                    "original_len": brep.len,
+                    "reduced_len": line.result.as_ref().map(|r| r.0),
+                    "output": line.result.as_ref().map(|r| path_json(&r.1)),
+                    "output_sha1": output_sha1,
+                    "status": line.status,
+                    "cached": line.status == "cached",
+                    "tests_executed": line.tests_executed,
+                    "elapsed_secs": line.elapsed_secs,
+                    "error": line.failure,
+                    "reductions": reductions,
+                }),
+            );
+        }
         reporter.message(
-            "bucket",
+            "bug",
             json!({
-                "bucket": b + 1,
-                "target": bucket.key.target,
-                "signature": bucket.signature,
-                "artifacts": bucket.members.len(),
-                "members": bucket.members.iter().map(|&m| path_json(&self.found[m].path)).collect::<Vec<_>>(),
+                "bug": g + 1,
+                "fingerprint": bug.fingerprint,
+                "severity": bug.severity,
+                "grouping": bug.grouping,
+                "signature": bug.signature,
+                "targets": bug.targets,
+                "buckets": bug.buckets.iter().map(|k| k + 1).collect::<Vec<_>>(),
+                "artifacts": members.len(),
+                "members": members.iter().map(|&m| path_json(&self.found[m].path)).collect::<Vec<_>>(),
                 "representative": path_json(&rep.path),
                 "original_len": rep.len,
                 "reduced_len": line.result.as_ref().map(|r| r.0),
                 "output": line.result.as_ref().map(|r| path_json(&r.1)),
                 "output_sha1": output_sha1,
+                "reproduce": line.reproduce,
                 "status": line.status,
-                "cached": line.status == "cached",
-                "tests_executed": line.tests_executed,
-                "elapsed_secs": line.elapsed_secs,
                 "error": line.failure,
-                "reductions": reductions,
             }),
         );
     }
@@ -144,6 +190,7 @@ impl Campaign<'_> {
     pub(super) fn finish(
         self,
         buckets: &[Bucket],
+        bugs: &[Bug],
         results: &[Vec<(usize, Reduction)>],
         started: Instant,
         reporter: &mut Reporter,
@@ -152,38 +199,40 @@ impl Campaign<'_> {
         if let Some(w) = &self.record_warning {
             reporter.warn(format!("results will not be reused by the next run: {w}"));
         }
-        let lines: Vec<BucketLine> = buckets
+        let lines: Vec<BugLine> = bugs
             .iter()
             .enumerate()
-            .map(|(b, bucket)| {
-                let rep = &self.found[bucket.representative()];
-                bucket_line(
-                    b,
-                    buckets.len(),
-                    bucket,
-                    rep,
-                    &results[b],
-                    &self.targets,
+            .map(|(g, bug)| {
+                let rep_index = self.representative(buckets, bug);
+                let count = bug.buckets.iter().map(|&k| buckets[k].members.len()).sum();
+                bug_line(
+                    g,
+                    bugs.len(),
+                    bug,
+                    count,
+                    rep_index,
+                    &self.found[rep_index],
+                    &results[g],
                     cwd,
                 )
             })
             .collect();
-        reporter.text(&table(buckets, &lines, &self.found, cwd));
+        reporter.text(&table(bugs, &lines, &self.found, cwd));
         let unclassified = self
             .found
             .iter()
             .any(|f| f.class.is_none() && f.unreadable.is_none());
         let unreadable = self.found.iter().filter(|f| f.unreadable.is_some()).count();
         let interrupted = interrupt::requested() || unclassified;
-        let failed: Vec<&BucketLine> = lines.iter().filter(|l| l.failure.is_some()).collect();
+        let failed: Vec<&BugLine> = lines.iter().filter(|l| l.failure.is_some()).collect();
         let pass = self.count(|c| matches!(c, Classification::Pass { .. }));
         let reject = self.count(|c| matches!(c, Classification::Reject { .. }));
         let flaky = self.count(|c| matches!(c, Classification::Flaky { .. }));
         let error = if let Some(first) = failed.first() {
-            Some(Error::BucketsFailed {
+            Some(Error::BugsFailed {
                 path: self.place.clone(),
                 failed: failed.len(),
-                buckets: buckets.len(),
+                bugs: bugs.len(),
                 first: first.failure.clone().unwrap_or_default(),
                 code: first.code,
             })
@@ -218,6 +267,7 @@ impl Campaign<'_> {
         };
         let report = CampaignReport {
             buckets: buckets.len(),
+            bugs: bugs.len(),
             interrupted,
             error,
         };
@@ -232,10 +282,11 @@ impl Campaign<'_> {
             json!({
                 "artifacts": self.found.len(),
                 "buckets": buckets.len(),
+                "bugs": bugs.len(),
                 "reduced": count_status("reduced"),
                 "cached": count_status("cached"),
                 "failed": failed.len(),
-                "interrupted_buckets": count_status("interrupted"),
+                "interrupted_bugs": count_status("interrupted"),
                 "no_crash": pass + reject,
                 "flaky": flaky,
                 "interrupted": interrupted,
@@ -259,8 +310,8 @@ impl Reduction {
     }
 }
 
-/// One bucket's outcome, for its status line, JSON message and table row.
-pub(super) struct BucketLine {
+/// One bug's outcome, for its status line, JSON messages and table row.
+pub(super) struct BugLine {
     /// `reduced`, `cached`, `failed` or `interrupted`.
     status: &'static str,
     verb: &'static str,
@@ -271,17 +322,23 @@ pub(super) struct BucketLine {
     elapsed_secs: f64,
     /// The representative's result: (reduced length, output path).
     result: Option<(u64, PathBuf)>,
+    /// `cargo fuzz run …` for the result, when the run reduced it.
+    reproduce: Option<String>,
+    /// Artifacts in the bug's buckets.
+    artifacts: usize,
 }
 
-pub(super) fn bucket_line(
-    b: usize,
+#[allow(clippy::too_many_arguments)]
+pub(super) fn bug_line(
+    g: usize,
     total: usize,
-    bucket: &Bucket,
+    bug: &Bug,
+    artifacts: usize,
+    rep_index: usize,
     rep: &Found,
     results: &[(usize, Reduction)],
-    targets: &[Target],
     cwd: &Path,
-) -> BucketLine {
+) -> BugLine {
     let failure = results.iter().find_map(|(_, r)| match r {
         Reduction::Failed { message, code } => Some((message.clone(), *code)),
         _ => None,
@@ -317,14 +374,16 @@ pub(super) fn bucket_line(
             _ => 0.0,
         })
         .sum();
-    let result = results
-        .iter()
-        .find(|(m, _)| *m == bucket.representative())
-        .and_then(|(_, r)| match r {
-            Reduction::Cached(rec) => Some((rec.len, rep.dir().join(&rec.output))),
-            Reduction::Done(s) => Some((s.reduced_len as u64, s.output.clone())),
-            _ => None,
-        });
+    let rep_result = results.iter().find(|(m, _)| *m == rep_index);
+    let result = rep_result.and_then(|(_, r)| match r {
+        Reduction::Cached(rec) => Some((rec.len, rep.dir().join(&rec.output))),
+        Reduction::Done(s) => Some((s.reduced_len as u64, s.output.clone())),
+        _ => None,
+    });
+    let reproduce = rep_result.and_then(|(_, r)| match r {
+        Reduction::Done(s) => Some(s.reproduce.clone()),
+        _ => None,
+    });
     let size = match &result {
         Some((len, _)) => format!("{} → {len} bytes", rep.len),
         None => format!("{} bytes", rep.len),
@@ -334,20 +393,26 @@ pub(super) fn bucket_line(
         "interrupted" => "Interrupted",
         _ => "Reduced",
     };
+    let targets = bug
+        .targets
+        .iter()
+        .map(|t| format!("`{t}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let text = format!(
-        "bucket {}/{total} of `{}` ({} artifact{}): {size}{}: {}",
-        b + 1,
-        targets[rep.target].name,
-        bucket.members.len(),
-        if bucket.members.len() == 1 { "" } else { "s" },
+        "bug {}/{total} of {targets} ({} artifact{}): {size}{}: {} [{}]",
+        g + 1,
+        artifacts,
+        if artifacts == 1 { "" } else { "s" },
         if status == "reduced" {
             format!(" in {elapsed_secs:.2}s")
         } else {
             String::new()
         },
-        short_signature(&bucket.signature, cwd)
+        short_signature(&bug.signature, cwd),
+        bug.severity.class,
     );
-    BucketLine {
+    BugLine {
         status,
         verb,
         text,
@@ -356,6 +421,8 @@ pub(super) fn bucket_line(
         tests_executed,
         elapsed_secs,
         result,
+        reproduce,
+        artifacts,
     }
 }
 
@@ -396,47 +463,47 @@ pub(super) fn reduction_json(f: &Found, r: &Reduction) -> serde_json::Value {
     v
 }
 
-/// The summary table: one row per bucket, then one per artifact that does
-/// not reproduce (or is flaky).
-pub(super) fn table(
-    buckets: &[Bucket],
-    lines: &[BucketLine],
-    found: &[Found],
-    cwd: &Path,
-) -> String {
-    let mut rows: Vec<[String; 7]> = vec![[
-        "bucket".into(),
+/// The summary table: one row per bug, then one per artifact that does not
+/// reproduce (or is flaky).
+pub(super) fn table(bugs: &[Bug], lines: &[BugLine], found: &[Found], cwd: &Path) -> String {
+    let mut rows: Vec<[String; 9]> = vec![[
+        "bug".into(),
+        "severity".into(),
         "artifacts".into(),
-        "smallest".into(),
         "reduced".into(),
         "status".into(),
+        "fingerprint".into(),
+        "target".into(),
         "path".into(),
         "signature".into(),
     ]];
-    for (b, (bucket, line)) in buckets.iter().zip(lines).enumerate() {
-        let rep = &found[bucket.representative()];
+    for (g, (bug, line)) in bugs.iter().zip(lines).enumerate() {
         let (reduced, path) = match &line.result {
             Some((len, out)) => (len.to_string(), out.display().to_string()),
-            None => ("-".into(), rep.path.display().to_string()),
+            None => ("-".into(), "-".into()),
         };
         rows.push([
-            (b + 1).to_string(),
-            bucket.members.len().to_string(),
-            rep.len.to_string(),
+            (g + 1).to_string(),
+            bug.severity.tier.name().into(),
+            line.artifacts.to_string(),
             reduced,
             line.status.into(),
+            bug.fingerprint.clone(),
+            bug.targets.join(","),
             path,
-            short_signature(&bucket.signature, cwd),
+            short_signature(&bug.signature, cwd),
         ]);
     }
     for f in found {
         if let Some(error) = &f.unreadable {
             rows.push([
                 "-".into(),
+                "-".into(),
                 "1".into(),
                 "-".into(),
-                "-".into(),
                 "unreadable".into(),
+                "-".into(),
+                "-".into(),
                 f.path.display().to_string(),
                 error.clone(),
             ]);
@@ -450,15 +517,17 @@ pub(super) fn table(
         };
         rows.push([
             "-".into(),
+            "-".into(),
             "1".into(),
-            f.len.to_string(),
             "-".into(),
             status.into(),
+            "-".into(),
+            "-".into(),
             f.path.display().to_string(),
             shorten(&class.describe(), cwd),
         ]);
     }
-    let mut widths = [0usize; 7];
+    let mut widths = [0usize; 9];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
@@ -471,8 +540,8 @@ pub(super) fn table(
             let pad = widths[i] - cell.chars().count();
             match i {
                 // Numbers right-aligned, text left-aligned, the last unpadded.
-                0..=3 => line.push_str(&format!("{}{cell}  ", " ".repeat(pad))),
-                6 => line.push_str(cell),
+                0 | 2 | 3 => line.push_str(&format!("{}{cell}  ", " ".repeat(pad))),
+                8 => line.push_str(cell),
                 _ => line.push_str(&format!("{cell}{}  ", " ".repeat(pad))),
             }
         }

@@ -41,6 +41,9 @@ pub struct Crash {
     pub target: String,
     pub signature: Signature,
     pub details: Option<CrashDetails>,
+    /// The fuzz workspace the target belongs to (relative source paths in
+    /// locations are relative to it).
+    pub root: PathBuf,
 }
 
 /// How a bug's buckets came together.
@@ -71,9 +74,8 @@ pub struct Bug {
     pub grouping: Grouping,
 }
 
-/// Groups `crashes` into bugs (in the order of their first bucket). Source
-/// lines for fingerprints are read relative to `root` (the fuzz workspace).
-pub fn group(crashes: &[Crash], mode: MatchMode, root: &Path) -> Vec<Bug> {
+/// Groups `crashes` into bugs (in the order of their first bucket).
+pub fn group(crashes: &[Crash], mode: MatchMode) -> Vec<Bug> {
     // 1. Exact identity; across targets only for identities with a place.
     let mut exact: BTreeMap<(Option<String>, crate::run::outcome::Identity), Vec<usize>> =
         BTreeMap::new();
@@ -151,7 +153,7 @@ pub fn group(crashes: &[Crash], mode: MatchMode, root: &Path) -> Vec<Bug> {
                 fingerprint: fingerprint(
                     &first.signature,
                     (!placed).then_some(first.target.as_str()),
-                    root,
+                    &first.root,
                 ),
                 buckets: buckets.iter().map(|&i| crashes[i].bucket).collect(),
                 targets,
@@ -332,6 +334,7 @@ mod tests {
             target: target.into(),
             signature: Signature::panic("called `Option::unwrap()` on a `None` value", loc),
             details: None,
+            root: PathBuf::from("/nonexistent"),
         }
     }
 
@@ -344,6 +347,7 @@ mod tests {
             bucket,
             target: "t".into(),
             signature: sig,
+            root: PathBuf::from("/nonexistent"),
             details: Some(CrashDetails {
                 access: Some(Access {
                     write: true,
@@ -369,15 +373,17 @@ mod tests {
                 target: "a".into(),
                 signature: timeout_a.clone(),
                 details: None,
+                root: root.to_owned(),
             },
             Crash {
                 bucket: 14,
                 target: "b".into(),
                 signature: timeout_a,
                 details: None,
+                root: root.to_owned(),
             },
         ];
-        let bugs = group(&crashes, MatchMode::Location, root);
+        let bugs = group(&crashes, MatchMode::Location);
         let buckets: Vec<Vec<usize>> = bugs.iter().map(|b| b.buckets.clone()).collect();
         assert_eq!(buckets, vec![vec![10, 11], vec![12], vec![13], vec![14]]);
         assert_eq!(bugs[0].targets, vec!["a", "b"]);
@@ -388,7 +394,6 @@ mod tests {
 
     #[test]
     fn similar_stacks_join_but_two_lines_of_one_function_never_do() {
-        let root = Path::new("/nonexistent");
         let crashes = vec![
             asan(
                 0,
@@ -415,7 +420,7 @@ mod tests {
                 &["lib::check", "lib::parse", "lib::run", "fuzz::go"],
             ),
         ];
-        let bugs = group(&crashes, MatchMode::Location, root);
+        let bugs = group(&crashes, MatchMode::Location);
         assert!(
             !bugs
                 .iter()
