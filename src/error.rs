@@ -12,6 +12,10 @@ pub enum Error {
         "{path} is a {kind}, not a regular file: pass a file, or copy what it holds into one first"
     )]
     NotAFile { path: PathBuf, kind: &'static str },
+    #[error(
+        "{path} is not a report this tool can read: {detail}; pass a file written by --report"
+    )]
+    BadReport { path: PathBuf, detail: String },
     #[error("cannot read {path}: {source}")]
     Read {
         path: PathBuf,
@@ -153,6 +157,7 @@ impl Error {
         match self {
             Error::ArtifactMissing { .. }
             | Error::NotAFile { .. }
+            | Error::BadReport { .. }
             | Error::Read { .. }
             | Error::Write { .. }
             | Error::OutputIsInput { .. }

@@ -365,7 +365,10 @@ mod tests {
                         size: Some(8),
                     }),
                     address: Some(0x10),
-                    frames: vec!["a::b".into(), "a::c".into()],
+                    frames: vec![crate::run::outcome::StackFrame {
+                        function: "a::b".into(),
+                        location: Some("src/lib.rs:3:9".into()),
+                    }],
                 }),
             },
         ] {

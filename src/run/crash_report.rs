@@ -25,7 +25,7 @@
 //! About 650 lines with its tests: reports of every kind are parsed side by
 //! side, so that what tells them apart is in one place.
 
-use crate::run::outcome::{Access, CrashDetails, CrashKind, Signature};
+use crate::run::outcome::{Access, CrashDetails, CrashKind, Signature, StackFrame};
 use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -527,14 +527,18 @@ fn address_in(header: &str) -> Option<u64> {
     u64::from_str_radix(&hex, 16).ok()
 }
 
-/// The functions of the stack in the target's and dependencies' code, from
-/// the crash down, generic arguments dropped (at most 32).
-fn user_functions(frames: &[Frame]) -> Vec<String> {
+/// The stack in the target's and dependencies' code, from the crash down,
+/// generic arguments dropped (at most 32 frames).
+fn user_functions(frames: &[Frame]) -> Vec<StackFrame> {
     frames
         .iter()
         .filter(|f| !f.is_runtime())
-        .filter_map(|f| f.function.as_deref())
-        .map(without_generics)
+        .filter_map(|f| {
+            Some(StackFrame {
+                function: without_generics(f.function.as_deref()?),
+                location: f.location.clone(),
+            })
+        })
         .take(32)
         .collect()
 }
@@ -673,7 +677,12 @@ SUMMARY: AddressSanitizer: heap-buffer-overflow /tmp/exp/demo/src/lib.rs:7:13 in
             })
         );
         assert_eq!(details.address, Some(0x7b1c801e00b0));
-        assert_eq!(details.frames, vec!["demo::check".to_owned()]);
+        assert_eq!(details.frames.len(), 1);
+        assert_eq!(details.frames[0].function, "demo::check");
+        assert_eq!(
+            details.frames[0].location.as_deref(),
+            Some("/tmp/exp/demo/src/lib.rs:7:13")
+        );
         let segv = "==9==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000010 (pc 0x1 bp 0x2 sp 0x3 T0)\n\
                     ==9==The signal is caused by a WRITE memory access.\n\
                     ==9==Hint: address points to the zero page.\n\

@@ -189,11 +189,21 @@ pub struct CrashDetails {
     /// The address the report names (the faulting or freed address).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address: Option<u64>,
-    /// The functions of the stack from the crash down, in the target's and
-    /// its dependencies' code (the runtime, the standard library and the
-    /// harness left out), generic arguments dropped, at most 32.
+    /// The stack from the crash down, in the target's and its dependencies'
+    /// code (the runtime, the standard library and the harness left out),
+    /// at most 32 frames.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub frames: Vec<String>,
+    pub frames: Vec<StackFrame>,
+}
+
+/// One frame of a crash's stack.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StackFrame {
+    /// The function, generic arguments dropped.
+    pub function: String,
+    /// `file:line:col`, when the debug info has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
 }
 
 /// A memory access a sanitizer reports.

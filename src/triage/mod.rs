@@ -24,6 +24,7 @@
 //! 3. Each bug gets a **fingerprint** that stays put when unrelated lines
 //!    move ([`fingerprint`]) and a [`severity`].
 
+pub mod report;
 pub mod severity;
 pub mod similarity;
 
@@ -95,17 +96,25 @@ pub fn group(crashes: &[Crash], mode: MatchMode) -> Vec<Bug> {
     let groups: Vec<Vec<usize>> = order.iter().map(|k| exact[k].clone()).collect();
 
     // 2. Stack similarity between groups that have stacks, same error.
-    let stack = |g: &[usize]| -> Option<&[String]> {
-        let d = crashes[g[0]].details.as_ref()?;
-        (!d.frames.is_empty()).then_some(d.frames.as_slice())
-    };
+    let stacks: Vec<Vec<&str>> = groups
+        .iter()
+        .map(|g| {
+            crashes[g[0]]
+                .details
+                .as_ref()
+                .map(|d| d.frames.iter().map(|f| f.function.as_str()).collect())
+                .unwrap_or_default()
+        })
+        .collect();
+    let stack =
+        |g: usize| -> Option<&[&str]> { (!stacks[g].is_empty()).then_some(stacks[g].as_slice()) };
     let error_of = |g: &[usize]| {
         let s = &crashes[g[0]].signature;
         (s.kind, s.sanitizer_error().map(str::to_owned))
     };
     let joined = similarity::clusters(
         groups.len(),
-        |a, b| match (stack(&groups[a]), stack(&groups[b])) {
+        |a, b| match (stack(a), stack(b)) {
             (Some(x), Some(y)) if error_of(&groups[a]) == error_of(&groups[b]) => {
                 1.0 - similarity::similarity(x, y)
             }
@@ -354,7 +363,13 @@ mod tests {
                     size: Some(1),
                 }),
                 address: None,
-                frames: frames.iter().map(|s| s.to_string()).collect(),
+                frames: frames
+                    .iter()
+                    .map(|s| crate::run::outcome::StackFrame {
+                        function: s.to_string(),
+                        location: None,
+                    })
+                    .collect(),
             }),
         }
     }
