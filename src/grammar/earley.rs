@@ -500,30 +500,53 @@ impl Parser {
             })
             .collect();
         for x in 0..n {
-            if self.nullable[x] {
-                let tree = self.build_empty(x as u32, &choice);
-                self.empty_trees[x] = Some(tree);
+            if self.nullable[x] && self.empty_trees[x].is_none() {
+                self.build_empty(x as u32, &choice);
             }
         }
     }
 
-    fn build_empty(&self, x: u32, choice: &[Option<u32>]) -> Tree {
-        let rule = choice[x as usize].expect("nullable nonterminals have an empty expansion");
-        let children = self
-            .rule_symbols(rule)
-            .iter()
-            .map(|&s| match s {
-                Sym::Nt(y) => match &self.empty_trees[y as usize] {
-                    Some(t) => t.clone(),
-                    None => self.build_empty(y, choice),
-                },
-                _ => Tree::Leaf(Vec::new()),
-            })
-            .collect();
-        Tree::Node {
-            symbol: self.names[x as usize].clone(),
-            expansion: self.rules[rule as usize].alternative as usize,
-            children,
+    /// Sets `empty_trees[x]`, and that of every nonterminal its empty tree
+    /// needs first: post-order over the chosen expansions, with an explicit
+    /// stack (the chosen expansions never lead back to a symbol on the
+    /// stack, see above; a chain of nullable symbols is as long as the
+    /// grammar is large).
+    fn build_empty(&mut self, x: u32, choice: &[Option<u32>]) {
+        let rule_of =
+            |x: u32| choice[x as usize].expect("nullable nonterminals have an empty expansion");
+        // (nonterminal, its children are built)
+        let mut stack = vec![(x, false)];
+        while let Some((x, ready)) = stack.pop() {
+            if self.empty_trees[x as usize].is_some() {
+                continue;
+            }
+            let rule = rule_of(x);
+            if !ready {
+                stack.push((x, true));
+                for &s in self.rule_symbols(rule).iter().rev() {
+                    if let Sym::Nt(y) = s {
+                        if self.empty_trees[y as usize].is_none() {
+                            stack.push((y, false));
+                        }
+                    }
+                }
+                continue;
+            }
+            let children = self
+                .rule_symbols(rule)
+                .iter()
+                .map(|&s| match s {
+                    Sym::Nt(y) => self.empty_trees[y as usize]
+                        .clone()
+                        .expect("built before its parent"),
+                    _ => Tree::Leaf(Vec::new()),
+                })
+                .collect();
+            self.empty_trees[x as usize] = Some(Tree::Node {
+                symbol: self.names[x as usize].clone(),
+                expansion: self.rules[rule as usize].alternative as usize,
+                children,
+            });
         }
     }
 
@@ -1392,23 +1415,16 @@ mod tests {
             shape(&tree),
             "<e>#0(<e>#0(<e>#1(<n>#0(\"1\")) \"+\" <n>#0(\"2\")) \"+\" <n>#0(\"3\"))"
         );
-        // Deep trees: building them is iterative, but `Tree`'s own methods
-        // and drop recurse, so give them room.
+        // Deep trees: building them, their methods, clone, comparison and
+        // drop are all iterative, so the test thread's stack is enough.
         let long: Vec<u8> = (0..20_000)
             .map(|i| if i % 2 == 0 { b'7' } else { b'+' })
             .take(19_999)
             .collect();
-        let deep = left.clone();
-        let long2 = long.clone();
-        std::thread::Builder::new()
-            .stack_size(512 << 20)
-            .spawn(move || {
-                let tree = round_trip(&deep, &long2);
-                assert_eq!(tree.size(), 4 * 10_000 - 1);
-            })
-            .unwrap()
-            .join()
-            .unwrap();
+        let tree = round_trip(&left, &long);
+        assert_eq!(tree.size(), 4 * 10_000 - 1);
+        assert_eq!(tree.depth(), 10_000 + 2);
+        assert_eq!(tree.clone(), tree);
         let right = g("<e> ::= <n> \"+\" <e> | <n>\n<n> ::= [0-9]");
         let tree = round_trip(&right, b"1+2+3");
         assert_eq!(

@@ -38,8 +38,17 @@
 //! The input is never tested; answers are remembered by bytes, as
 //! `CachingReducer` does, so the number of oracle tests equals the book's
 //! `tests`.
+//!
+//! Nothing recurses on the tree's depth: the arena's walks and
+//! `reduce_subtree` use explicit stacks, and the node counts, heights and
+//! structure hashes the Python code recomputes at every call are
+//! remembered until the tree changes (on a tree 100,000 levels deep,
+//! `number_of_nodes` of every child was quadratic). About 750 lines with
+//! the tests.
 
-use super::{term_matches, Reduction, Tester};
+use std::hash::{Hash, Hasher};
+
+use super::{Reduction, Tester};
 use crate::grammar::{Grammar, Term, Tree};
 use crate::reduce::oracle::Oracle;
 
@@ -130,45 +139,134 @@ enum Node {
     Leaf(Vec<u8>),
 }
 
+/// What [`Arena::summary`] remembers of a node: its `number_of_nodes`, its
+/// `max_height`, and a hash of its structure (equal trees, equal hashes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Summary {
+    count: usize,
+    height: usize,
+    hash: u64,
+}
+
 /// Trees whose nodes may be shared (a DAG), as Python's nested lists are.
-#[derive(Default)]
+///
+/// Nothing here recurses: inputs nest as deep as they like, so every walk
+/// uses an explicit stack. Node counts, heights and structure hashes are
+/// remembered per node until the next [`Arena::set_child`] (the only way a
+/// node changes), so that asking for the size of every child of a deep
+/// tree costs linear time, not quadratic.
 struct Arena {
     nodes: Vec<Node>,
+    /// Per node: its summary and the generation it was computed in.
+    memo: std::cell::RefCell<Vec<(u64, Summary)>>,
+    /// Bumped by every change; older memo entries are stale. Starts at 1
+    /// (0 marks entries never computed).
+    generation: u64,
+}
+
+impl Default for Arena {
+    fn default() -> Self {
+        Arena {
+            nodes: Vec::new(),
+            memo: Default::default(),
+            generation: 1,
+        }
+    }
 }
 
 impl Arena {
+    /// Adds `tree`, children before their parents (post-order ids, as the
+    /// recursive `import` numbered them), and returns the root's id. An
+    /// explicit stack holds, for each node being added, the position of the
+    /// next child to add; the ids of added children wait on a second stack
+    /// until their parent takes them.
     fn import(&mut self, tree: &Tree) -> Id {
-        let node = match tree {
-            Tree::Leaf(b) => Node::Leaf(b.clone()),
-            Tree::Node {
-                symbol,
-                expansion,
-                children,
-            } => Node::Inner {
-                symbol: symbol.clone(),
-                expansion: *expansion,
-                children: children.iter().map(|c| self.import(c)).collect(),
-            },
-        };
-        self.push(node)
+        let mut stack: Vec<(&Tree, usize)> = vec![(tree, 0)];
+        let mut ids: Vec<Id> = Vec::new();
+        loop {
+            let (t, next) = stack.last_mut().expect("non-empty until the root is in");
+            let children = t.children();
+            if let Some(child) = children.get(*next) {
+                *next += 1;
+                stack.push((child, 0));
+                continue;
+            }
+            let node = match *t {
+                Tree::Node {
+                    symbol, expansion, ..
+                } => Node::Inner {
+                    symbol: symbol.clone(),
+                    expansion: *expansion,
+                    children: ids.split_off(ids.len() - children.len()),
+                },
+                Tree::Leaf(b) => Node::Leaf(b.clone()),
+            };
+            stack.pop();
+            let id = self.push(node);
+            if stack.is_empty() {
+                return id;
+            }
+            ids.push(id);
+        }
     }
 
     fn push(&mut self, node: Node) -> Id {
         self.nodes.push(node);
+        self.memo.get_mut().push((0, Summary::default()));
         self.nodes.len() - 1
     }
 
+    /// The tree at `id`, shared nodes copied once per use: post-order, with
+    /// an explicit stack of the nodes being copied (each with the position
+    /// of the next child to copy); finished copies wait on a second stack
+    /// until their parent takes them.
     fn export(&self, id: Id) -> Tree {
+        if self.children(id).is_empty() {
+            return self.export_flat(id);
+        }
+        let mut stack: Vec<(Id, usize)> = vec![(id, 0)];
+        let mut copies: Vec<Tree> = Vec::new();
+        loop {
+            let (at, next) = stack.last_mut().expect("non-empty until the root is out");
+            let children = self.children(*at);
+            if let Some(&child) = children.get(*next) {
+                *next += 1;
+                if self.children(child).is_empty() {
+                    copies.push(self.export_flat(child));
+                } else {
+                    stack.push((child, 0));
+                }
+                continue;
+            }
+            let Node::Inner {
+                symbol, expansion, ..
+            } = &self.nodes[*at]
+            else {
+                unreachable!("frames export inner nodes")
+            };
+            let tree = Tree::Node {
+                symbol: symbol.clone(),
+                expansion: *expansion,
+                children: copies.split_off(copies.len() - children.len()),
+            };
+            stack.pop();
+            if stack.is_empty() {
+                return tree;
+            }
+            copies.push(tree);
+        }
+    }
+
+    /// The tree at `id`, a leaf or a node without children.
+    fn export_flat(&self, id: Id) -> Tree {
         match &self.nodes[id] {
             Node::Leaf(b) => Tree::Leaf(b.clone()),
             Node::Inner {
-                symbol,
-                expansion,
-                children,
+                symbol, expansion, ..
             } => Tree::Node {
                 symbol: symbol.clone(),
                 expansion: *expansion,
-                children: children.iter().map(|&c| self.export(c)).collect(),
+                children: Vec::new(),
             },
         }
     }
@@ -187,73 +285,193 @@ impl Arena {
         }
     }
 
+    /// Child `i` of `parent` becomes `child`. Forgets every summary: a node
+    /// may be shared, so any node above it may have changed.
+    fn set_child(&mut self, parent: Id, i: usize, child: Id) {
+        self.generation += 1;
+        self.swap_child(parent, i, child);
+    }
+
+    /// Child `i` of `parent` becomes `child`, and the old child is
+    /// returned; the summaries are kept, so the caller must put the old
+    /// child back before asking for any.
+    fn swap_child(&mut self, parent: Id, i: usize, child: Id) -> Id {
+        match &mut self.nodes[parent] {
+            Node::Inner { children, .. } => std::mem::replace(&mut children[i], child),
+            Node::Leaf(_) => unreachable!("leaves have no children"),
+        }
+    }
+
+    /// The tree at `root` with child `i` of `parent` replaced by `child`
+    /// (the arena is left as it was).
+    fn export_with(&mut self, root: Id, parent: Id, i: usize, child: Id) -> Tree {
+        let old = self.swap_child(parent, i, child);
+        let tree = self.export(root);
+        self.swap_child(parent, i, old);
+        tree
+    }
+
+    /// Count, height and hash of `id`, computed post-order (with an explicit
+    /// stack) for the nodes not remembered since the last change.
+    fn summary(&self, id: Id) -> Summary {
+        let generation = self.generation;
+        let mut memo = self.memo.borrow_mut();
+        if memo[id].0 == generation {
+            return memo[id].1;
+        }
+        // (node, its children are done)
+        let mut stack = vec![(id, false)];
+        while let Some((at, expanded)) = stack.pop() {
+            if memo[at].0 == generation {
+                continue;
+            }
+            let children = self.children(at);
+            if !expanded {
+                stack.push((at, true));
+                stack.extend(
+                    children
+                        .iter()
+                        .rev()
+                        .filter(|&&c| memo[c].0 != generation)
+                        .map(|&c| (c, false)),
+                );
+                continue;
+            }
+            let mut hasher = FastHasher::default();
+            let (mut count, mut height) = (1usize, 0usize);
+            match &self.nodes[at] {
+                Node::Leaf(b) => {
+                    hasher.write_u8(1);
+                    b.hash(&mut hasher);
+                }
+                Node::Inner {
+                    symbol, expansion, ..
+                } => {
+                    hasher.write_u8(0);
+                    symbol.hash(&mut hasher);
+                    expansion.hash(&mut hasher);
+                    children.len().hash(&mut hasher);
+                    for &c in children {
+                        let s = memo[c].1;
+                        count = count.saturating_add(s.count);
+                        height = height.max(s.height);
+                        hasher.write_u64(s.hash);
+                    }
+                }
+            }
+            memo[at] = (
+                generation,
+                Summary {
+                    count,
+                    height: height + 1,
+                    hash: hasher.finish(),
+                },
+            );
+        }
+        memo[id].1
+    }
+
     /// `number_of_nodes`: every node and leaf, shared ones once per use.
     fn count(&self, id: Id) -> usize {
-        1 + self
-            .children(id)
-            .iter()
-            .map(|&c| self.count(c))
-            .sum::<usize>()
+        self.summary(id).count
     }
 
     /// `max_height`: a node without children has height 1.
     fn height(&self, id: Id) -> usize {
-        1 + self
-            .children(id)
-            .iter()
-            .map(|&c| self.height(c))
-            .max()
-            .unwrap_or(0)
+        self.summary(id).height
     }
 
     /// Python's `==` on trees.
     fn equal(&self, a: Id, b: Id) -> bool {
-        if a == b {
-            return true;
+        if self.summary(a).hash != self.summary(b).hash {
+            return false;
         }
-        match (&self.nodes[a], &self.nodes[b]) {
-            (Node::Leaf(x), Node::Leaf(y)) => x == y,
-            (
-                Node::Inner {
-                    symbol: s,
-                    expansion: e,
-                    children: c,
-                },
-                Node::Inner {
-                    symbol: t,
-                    expansion: f,
-                    children: d,
-                },
-            ) => {
-                s == t
-                    && e == f
-                    && c.len() == d.len()
-                    && c.iter().zip(d).all(|(&x, &y)| self.equal(x, y))
+        let mut todo = vec![(a, b)];
+        while let Some((a, b)) = todo.pop() {
+            if a == b {
+                continue;
             }
-            _ => false,
+            match (&self.nodes[a], &self.nodes[b]) {
+                (Node::Leaf(x), Node::Leaf(y)) => {
+                    if x != y {
+                        return false;
+                    }
+                }
+                (
+                    Node::Inner {
+                        symbol: s,
+                        expansion: e,
+                        children: c,
+                    },
+                    Node::Inner {
+                        symbol: t,
+                        expansion: f,
+                        children: d,
+                    },
+                ) => {
+                    if s != t || e != f || c.len() != d.len() {
+                        return false;
+                    }
+                    todo.extend(c.iter().copied().zip(d.iter().copied()));
+                }
+                _ => return false,
+            }
         }
+        true
     }
 
     /// Can node `id` stand for `term`?
     fn matches(&self, id: Id, term: &Term) -> bool {
         match (&self.nodes[id], term) {
             (Node::Inner { symbol, .. }, Term::Nonterminal(name)) => symbol == name,
-            (Node::Leaf(b), _) => term_matches(term, &Tree::Leaf(b.clone())),
+            (Node::Leaf(b), Term::Literal(lit)) => b == lit,
+            (Node::Leaf(b), Term::Class { .. }) => b.len() == 1 && term.class_matches(b[0]),
             _ => false,
         }
     }
 
     /// `subtrees_with_symbol(tree, symbol, depth, ignore_root)`, with the
-    /// symbol test given as `term`.
+    /// symbol test given as `term`: pre-order, with an explicit stack.
     fn subtrees(&self, id: Id, term: &Term, depth: i64, ignore_root: bool, out: &mut Vec<Id>) {
-        if depth <= 0 && !ignore_root && self.matches(id, term) {
-            out.push(id);
-        }
-        if depth != 0 {
-            for &c in self.children(id) {
-                self.subtrees(c, term, depth - 1, false, out);
+        let mut todo = vec![(id, depth, ignore_root)];
+        while let Some((id, depth, ignore_root)) = todo.pop() {
+            if depth <= 0 && !ignore_root && self.matches(id, term) {
+                out.push(id);
+            }
+            if depth != 0 {
+                todo.extend(
+                    self.children(id)
+                        .iter()
+                        .rev()
+                        .map(|&c| (c, depth - 1, false)),
+                );
             }
         }
+    }
+}
+
+/// FxHash-style hasher for [`Summary::hash`] (a SipHash per node cost more
+/// than the rest of the summary).
+#[derive(Default)]
+struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.write_u64(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+        }
+        for &b in chunks.remainder() {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
@@ -261,6 +479,16 @@ struct Reducer<'t, 'a, O: ?Sized> {
     arena: Arena,
     order: std::collections::HashMap<String, Vec<usize>>,
     tester: &'t mut Tester<'a, O>,
+}
+
+/// What [`Reducer::scan`] did with one subtree.
+enum Scan {
+    /// Nothing more to do below it (no children, or the oracle ran out):
+    /// whether it reduced anything.
+    Done(bool),
+    /// Its children are to be reduced next; whether the scan reduced
+    /// anything.
+    Descend(bool),
 }
 
 impl<O: Oracle<u8> + ?Sized> Reducer<'_, '_, O> {
@@ -308,19 +536,71 @@ impl<O: Oracle<u8> + ?Sized> Reducer<'_, '_, O> {
         let term = Term::Nonterminal(symbol.clone());
         self.arena.subtrees(id, &term, depth, true, &mut all);
         all.extend(self.alternate_reductions(id, &symbol, depth));
+        // Duplicates (by `==`) removed, first occurrences kept; equal trees
+        // have equal hashes, so only those are compared.
         let mut unique: Vec<Id> = Vec::new();
+        let mut by_hash: std::collections::HashMap<u64, Vec<Id>> = Default::default();
         for r in all {
-            if !unique.iter().any(|&u| self.arena.equal(u, r)) {
+            let same_hash = by_hash.entry(self.arena.summary(r).hash).or_default();
+            if !same_hash.iter().any(|&u| self.arena.equal(u, r)) {
+                same_hash.push(r);
                 unique.push(r);
             }
         }
         unique
     }
 
-    /// `reduce_subtree(tree, subtree, depth)`.
+    /// `reduce_subtree(tree, subtree, depth)`. The Python function reduces
+    /// the children of `subtree` in place, then calls itself on each child;
+    /// here the calls are frames of an explicit stack (each with the
+    /// children it has still to visit), in the same order.
     fn reduce_subtree(&mut self, root: Id, subtree: Id, depth: i64) -> bool {
+        struct Frame {
+            children: Vec<Id>,
+            next: usize,
+            reduced: bool,
+        }
+        let mut stack = match self.scan(root, subtree, depth) {
+            Scan::Done(reduced) => return reduced,
+            Scan::Descend(reduced) => vec![Frame {
+                children: self.arena.children(subtree).to_vec(),
+                next: 0,
+                reduced,
+            }],
+        };
+        loop {
+            let frame = stack
+                .last_mut()
+                .expect("non-empty until the first call returns");
+            let Some(&child) = frame.children.get(frame.next) else {
+                let done = stack.pop().expect("just seen");
+                match stack.last_mut() {
+                    Some(caller) => caller.reduced |= done.reduced,
+                    None => return done.reduced,
+                }
+                continue;
+            };
+            frame.next += 1;
+            match self.scan(root, child, depth) {
+                Scan::Done(reduced) => {
+                    let frame = stack.last_mut().expect("still there");
+                    frame.reduced |= reduced;
+                }
+                Scan::Descend(reduced) => stack.push(Frame {
+                    children: self.arena.children(child).to_vec(),
+                    next: 0,
+                    reduced,
+                }),
+            }
+        }
+    }
+
+    /// The part of `reduce_subtree` before it calls itself on the
+    /// children: scans of the children of `subtree`, replacing each by its
+    /// first interesting reduction, repeated while one was replaced.
+    fn scan(&mut self, root: Id, subtree: Id, depth: i64) -> Scan {
         if self.arena.children(subtree).is_empty() {
-            return false;
+            return Scan::Done(false);
         }
         let mut reduced = false;
         loop {
@@ -328,7 +608,7 @@ impl<O: Oracle<u8> + ?Sized> Reducer<'_, '_, O> {
             let mut i = 0;
             while i < self.arena.children(subtree).len() {
                 if self.tester.exhausted() {
-                    return reduced;
+                    return Scan::Done(reduced);
                 }
                 let child = self.arena.children(subtree)[i];
                 let size = self.arena.count(child);
@@ -337,17 +617,15 @@ impl<O: Oracle<u8> + ?Sized> Reducer<'_, '_, O> {
                     .into_iter()
                     .filter(|&r| self.arena.count(r) < size)
                     .collect();
+                let arena = &mut self.arena;
                 let found = self
                     .tester
                     .first_interesting_lazy(reductions.len(), |k| {
-                        set_child(&mut self.arena, subtree, i, reductions[k]);
-                        let t = self.arena.export(root);
-                        set_child(&mut self.arena, subtree, i, child);
-                        t
+                        arena.export_with(root, subtree, i, reductions[k])
                     })
                     .map(|(k, _)| k);
                 if let Some(k) = found {
-                    set_child(&mut self.arena, subtree, i, reductions[k]);
+                    self.arena.set_child(subtree, i, reductions[k]);
                     reduced = true;
                     reduced_child = true;
                 }
@@ -357,20 +635,7 @@ impl<O: Oracle<u8> + ?Sized> Reducer<'_, '_, O> {
                 break;
             }
         }
-        let children = self.arena.children(subtree).to_vec();
-        for c in children {
-            if self.reduce_subtree(root, c, depth) {
-                reduced = true;
-            }
-        }
-        reduced
-    }
-}
-
-fn set_child(arena: &mut Arena, parent: Id, i: usize, child: Id) {
-    match &mut arena.nodes[parent] {
-        Node::Inner { children, .. } => children[i] = child,
-        Node::Leaf(_) => unreachable!("leaves have no children"),
+        Scan::Descend(reduced)
     }
 }
 

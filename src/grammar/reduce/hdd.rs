@@ -29,23 +29,28 @@ where
 
 pub(super) fn run<O: Oracle<u8> + ?Sized>(tester: &mut Tester<'_, O>, tree: Tree) -> Tree {
     let mut current = tree;
-    let mut level = 0;
+    // The nodes of the current level. Pruning replaces nodes of this level
+    // only, so the paths of the next level are those of the children of
+    // these nodes in the pruned tree (what `level_paths(&current, level +
+    // 1)` finds from the root, without walking down again: each level costs
+    // its own width, not its depth).
+    let mut paths = vec![Vec::new()];
     loop {
         if tester.exhausted() {
             return current;
         }
-        let paths = level_paths(&current, level);
         if paths.is_empty() {
             return current;
         }
         let prunable: Vec<Vec<usize>> = paths
-            .into_iter()
+            .iter()
             .filter(|p| {
                 let node = node_at(&current, p);
                 node.symbol()
                     .and_then(|s| tester.mins.get(s))
                     .is_some_and(|min| byte_len(min) < byte_len(node))
             })
+            .cloned()
             .collect();
         if !prunable.is_empty() {
             let all: Vec<usize> = (0..prunable.len()).collect();
@@ -61,28 +66,34 @@ pub(super) fn run<O: Oracle<u8> + ?Sized>(tester: &mut Tester<'_, O>, tree: Tree
                 current = pruned(tester, &current, &prunable, &kept);
             }
         }
-        level += 1;
+        paths = next_level(&current, paths);
     }
 }
 
 /// Paths of the nodes (nonterminals and leaves) `level` edges below the
 /// root, left to right.
+#[cfg(test)]
 fn level_paths(tree: &Tree, level: usize) -> Vec<Vec<usize>> {
     let mut paths = vec![Vec::new()];
     for _ in 0..level {
-        paths = paths
-            .into_iter()
-            .flat_map(|p| {
-                let n = super::children(node_at(tree, &p)).len();
-                (0..n).map(move |i| {
-                    let mut q = p.clone();
-                    q.push(i);
-                    q
-                })
-            })
-            .collect();
+        paths = next_level(tree, paths);
     }
     paths
+}
+
+/// The paths of the children of the nodes at `paths`, left to right.
+fn next_level(tree: &Tree, paths: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
+    paths
+        .into_iter()
+        .flat_map(|p| {
+            let n = node_at(tree, &p).children().len();
+            (0..n).map(move |i| {
+                let mut q = p.clone();
+                q.push(i);
+                q
+            })
+        })
+        .collect()
 }
 
 /// `tree` with the nodes at `paths` that are not in `kept` (indices into

@@ -33,9 +33,14 @@
 //! * a replacement is only accepted when it makes the tree strictly smaller
 //!   in (bytes, nodes) order (the Fuzzing Book's reducer: in nodes, as the
 //!   book has it), so every reducer and the pipeline terminate;
-//! * all of them return early once [`Oracle::exhausted`] is true.
+//! * all of them return early once [`Oracle::exhausted`] is true;
+//! * nothing recurses on the tree's depth (an input nested 100,000 deep is
+//!   a tree several times as deep): walks use explicit stacks, and so do
+//!   [`Tree`]'s own `Clone`, `PartialEq` and `Drop`. Recursion is left only
+//!   where the grammar bounds it (an expansion's length in `embeddings`,
+//!   a chain of cheapest expansions in `production`).
 //!
-//! About 970 lines, nearly all of them the tests every tree reducer shares
+//! About 1,060 lines, nearly all of them the tests every tree reducer shares
 //! (the same trees, predicates and invariants), which live here once.
 
 mod grammar_reducer;
@@ -252,10 +257,7 @@ fn polish<O: Oracle<u8> + ?Sized>(tester: &mut Tester<'_, O>, tree: &Tree) -> Ve
 }
 
 fn collect_leaves(tree: &Tree, out: &mut Vec<Vec<u8>>) {
-    match tree {
-        Tree::Leaf(b) => out.push(b.clone()),
-        Tree::Node { children, .. } => children.iter().for_each(|c| collect_leaves(c, out)),
-    }
+    out.extend(tree.leaves().map(<[u8]>::to_vec));
 }
 
 /// The polish's view of the oracle over tokens (each a byte string).
@@ -346,14 +348,63 @@ pub fn check_tree(grammar: &Grammar, tree: &Tree) -> Result<(), InvalidTree> {
     }
 }
 
+/// Depth-first with an explicit stack, in the order a recursive check goes
+/// (child `k`'s term, then child `k`'s subtree, then child `k + 1`'s term),
+/// so the error reported is the first one in that order.
 fn check_node(grammar: &Grammar, tree: &Tree) -> Result<(), InvalidTree> {
+    /// A node whose expansion was checked, its terms, and the next child.
+    struct Frame<'t> {
+        node: &'t Tree,
+        terms: &'t [Term],
+        next: usize,
+    }
+    let terms = expansion_of(grammar, tree)?;
+    let mut stack = vec![Frame {
+        node: tree,
+        terms,
+        next: 0,
+    }];
+    while let Some(frame) = stack.last_mut() {
+        let k = frame.next;
+        let Some(term) = frame.terms.get(k) else {
+            stack.pop();
+            continue;
+        };
+        frame.next += 1;
+        let node = frame.node;
+        let child = &node.children()[k];
+        if !term_matches(term, child) {
+            let Tree::Node {
+                symbol, expansion, ..
+            } = node
+            else {
+                unreachable!("frames hold nodes")
+            };
+            return Err(InvalidTree(format!(
+                "child {k} of {symbol} #{expansion} does not match {term:?}"
+            )));
+        }
+        if let Tree::Node { .. } = child {
+            let terms = expansion_of(grammar, child)?;
+            stack.push(Frame {
+                node: child,
+                terms,
+                next: 0,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The terms of `node`'s expansion, checked to be as many as its children.
+fn expansion_of<'g>(grammar: &'g Grammar, node: &Tree) -> Result<&'g [Term], InvalidTree> {
     let Tree::Node {
         symbol,
         expansion,
         children,
-    } = tree
+    } = node
     else {
-        return Ok(());
+        return Ok(&[]);
     };
     let Some(rules) = grammar.rules.get(symbol) else {
         return Err(InvalidTree(format!("{symbol} is not a nonterminal")));
@@ -370,15 +421,7 @@ fn check_node(grammar: &Grammar, tree: &Tree) -> Result<(), InvalidTree> {
             children.len()
         )));
     }
-    for (k, (term, child)) in terms.iter().zip(children).enumerate() {
-        if !term_matches(term, child) {
-            return Err(InvalidTree(format!(
-                "child {k} of {symbol} #{expansion} does not match {term:?}"
-            )));
-        }
-        check_node(grammar, child)?;
-    }
-    Ok(())
+    Ok(terms)
 }
 
 /// Can `tree` stand for `term` in an expansion (checking its root only)?
@@ -478,20 +521,51 @@ pub(crate) fn class_byte(term: &Term) -> Option<u8> {
         .find(|&b| term.class_matches(b))
 }
 
-fn build_min(grammar: &Grammar, best: &HashMap<&str, usize>, symbol: &str) -> Tree {
-    let expansion = best[symbol];
-    let children = grammar.rules[symbol][expansion]
-        .iter()
-        .map(|term| match term {
-            Term::Nonterminal(name) => build_min(grammar, best, name),
-            Term::Literal(lit) => Tree::Leaf(lit.clone()),
-            Term::Class { .. } => Tree::Leaf(vec![class_byte(term).expect("matchable class")]),
-        })
-        .collect();
-    Tree::Node {
-        symbol: symbol.to_string(),
-        expansion,
-        children,
+/// The minimal derivation of `symbol` following the `best` expansions,
+/// built post-order with an explicit stack (its depth is bounded by the
+/// number of nonterminals, not by any input, but grammars can be large).
+fn build_min<'g>(grammar: &'g Grammar, best: &HashMap<&str, usize>, symbol: &'g str) -> Tree {
+    struct Frame<'g> {
+        symbol: &'g str,
+        expansion: usize,
+        terms: std::slice::Iter<'g, Term>,
+        children: Vec<Tree>,
+    }
+    let frame = |symbol: &'g str| -> Frame<'g> {
+        let expansion = best[symbol];
+        let terms = &grammar.rules[symbol][expansion];
+        Frame {
+            symbol,
+            expansion,
+            terms: terms.iter(),
+            children: Vec::with_capacity(terms.len()),
+        }
+    };
+    let mut stack = vec![frame(symbol)];
+    loop {
+        let top = stack.last_mut().expect("non-empty until the root is built");
+        match top.terms.next() {
+            Some(Term::Nonterminal(name)) => {
+                let next = frame(name);
+                stack.push(next);
+            }
+            Some(Term::Literal(lit)) => top.children.push(Tree::Leaf(lit.clone())),
+            Some(term @ Term::Class { .. }) => top
+                .children
+                .push(Tree::Leaf(vec![class_byte(term).expect("matchable class")])),
+            None => {
+                let done = stack.pop().expect("just seen");
+                let node = Tree::Node {
+                    symbol: done.symbol.to_string(),
+                    expansion: done.expansion,
+                    children: done.children,
+                };
+                match stack.last_mut() {
+                    Some(parent) => parent.children.push(node),
+                    None => return node,
+                }
+            }
+        }
     }
 }
 
@@ -503,10 +577,7 @@ pub(crate) fn measure(tree: &Tree) -> (usize, usize) {
 }
 
 pub(crate) fn byte_len(tree: &Tree) -> usize {
-    match tree {
-        Tree::Leaf(b) => b.len(),
-        Tree::Node { children, .. } => children.iter().map(byte_len).sum(),
-    }
+    tree.leaves().map(<[u8]>::len).sum()
 }
 
 pub(crate) fn node_at<'t>(tree: &'t Tree, path: &[usize]) -> &'t Tree {
@@ -523,33 +594,50 @@ pub(crate) fn node_at_mut<'t>(tree: &'t mut Tree, path: &[usize]) -> &'t mut Tre
     })
 }
 
-/// `tree` with the node at `path` replaced by `node`.
+/// `tree` with the node at `path` replaced by `node`. Everything beside the
+/// path is copied, the node at `path` is not (copying it only to drop it
+/// was most of the cost of a candidate whose replaced node is large). Built
+/// bottom-up along the path, without recursion.
 pub(crate) fn replaced(tree: &Tree, path: &[usize], node: Tree) -> Tree {
-    let mut out = tree.clone();
-    *node_at_mut(&mut out, path) = node;
-    out
+    let mut spine: Vec<&Tree> = Vec::with_capacity(path.len());
+    let mut at = tree;
+    for &i in path {
+        spine.push(at);
+        at = &at.children()[i];
+    }
+    let mut built = node;
+    for (&ancestor, &i) in spine.iter().zip(path).rev() {
+        let Tree::Node {
+            symbol,
+            expansion,
+            children,
+        } = ancestor
+        else {
+            unreachable!("a path goes through nodes")
+        };
+        let mut copy = Vec::with_capacity(children.len());
+        copy.extend(children[..i].iter().cloned());
+        copy.push(built);
+        copy.extend(children[i + 1..].iter().cloned());
+        built = Tree::Node {
+            symbol: symbol.clone(),
+            expansion: *expansion,
+            children: copy,
+        };
+    }
+    built
 }
 
 pub(crate) fn children(tree: &Tree) -> &[Tree] {
-    match tree {
-        Tree::Node { children, .. } => children,
-        Tree::Leaf(_) => &[],
-    }
+    tree.children()
 }
 
 /// Proper descendants of `tree` with nonterminal `symbol`, in pre-order.
 pub(crate) fn descendants_with_symbol<'t>(tree: &'t Tree, symbol: &str) -> Vec<&'t Tree> {
-    fn walk<'t>(t: &'t Tree, symbol: &str, out: &mut Vec<&'t Tree>) {
-        if t.symbol() == Some(symbol) {
-            out.push(t);
-        }
-        children(t).iter().for_each(|c| walk(c, symbol, out));
-    }
-    let mut out = Vec::new();
-    children(tree)
-        .iter()
-        .for_each(|c| walk(c, symbol, &mut out));
-    out
+    tree.preorder()
+        .skip(1)
+        .filter(|t| t.symbol() == Some(symbol))
+        .collect()
 }
 
 // ------------------------------------------------------------------- tester

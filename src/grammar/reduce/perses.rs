@@ -125,11 +125,7 @@ fn replacements<'t, O: Oracle<u8> + ?Sized>(
 /// Leaves of a tree; a node without children counts as one (as in the
 /// seed's `count_leaves`).
 fn count_leaves(tree: &Tree) -> usize {
-    match tree {
-        Tree::Leaf(_) => 1,
-        Tree::Node { children, .. } if children.is_empty() => 1,
-        Tree::Node { children, .. } => children.iter().map(count_leaves).sum(),
-    }
+    tree.preorder().filter(|t| t.children().is_empty()).count()
 }
 
 #[cfg(test)]

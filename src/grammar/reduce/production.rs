@@ -153,13 +153,10 @@ fn produce<O: Oracle<u8> + ?Sized>(
 /// The first proper subtree of `source` (pre-order) that can stand for
 /// `term`.
 fn find<'t>(source: &'t Tree, term: &Term) -> Option<&'t Tree> {
-    fn walk<'t>(t: &'t Tree, term: &Term) -> Option<&'t Tree> {
-        if super::term_matches(term, t) {
-            return Some(t);
-        }
-        super::children(t).iter().find_map(|c| walk(c, term))
-    }
-    super::children(source).iter().find_map(|c| walk(c, term))
+    source
+        .preorder()
+        .skip(1)
+        .find(|t| super::term_matches(term, t))
 }
 
 #[cfg(test)]
