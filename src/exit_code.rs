@@ -31,6 +31,9 @@ pub const UNKNOWN_TARGET: i32 = 7;
 pub const BAD_GRAMMAR: i32 = 8;
 /// The artifact does not parse with the grammar.
 pub const NO_PARSE: i32 = 9;
+/// With `--baseline`: every bug was reduced, and at least one is new (not in
+/// the baseline report), for a CI job to gate on.
+pub const NEW_BUGS: i32 = 10;
 /// The in-process driver for the target did not build or start.
 pub const BUILD_FAILED: i32 = 101;
 /// Interrupted (SIGINT/SIGTERM); the best result so far was written (for
@@ -67,6 +70,10 @@ pub const ALL: &[(i32, &str)] = &[
     ),
     (BAD_GRAMMAR, "unknown or invalid grammar (--grammar)"),
     (NO_PARSE, "the artifact does not parse with the grammar"),
+    (
+        NEW_BUGS,
+        "with --baseline: bugs reduced, and at least one is new since the baseline",
+    ),
     (BUILD_FAILED, "the in-process driver did not build or start"),
     (
         INTERRUPTED,

@@ -59,6 +59,12 @@ fn run(cli: &Cli, reporter: &mut Reporter) -> i32 {
             Err(e) => fail(reporter, e),
         };
     }
+    if cli.merge {
+        return match campaign::merge::run(&cli.artifacts, &cli.report_outputs(), reporter) {
+            Ok(code) => code,
+            Err(e) => fail(reporter, e),
+        };
+    }
     if cli.classify {
         return match session::classify(&opts, &cli.artifacts, reporter) {
             Ok(()) => exit_code::SUCCESS,

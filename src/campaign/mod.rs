@@ -45,6 +45,7 @@ use std::time::{Duration, Instant};
 mod bucket;
 pub mod corpus;
 mod discover;
+pub mod merge;
 mod parallel;
 mod record;
 mod summary;
@@ -90,6 +91,12 @@ pub struct CampaignOptions {
     pub each: bool,
     /// Drivers at work at the same time (rerunning and reducing).
     pub jobs: usize,
+    /// Where the report, SARIF and Markdown go.
+    pub outputs: crate::triage::ReportOutputs,
+    /// An earlier run's report: bugs are new, known or fixed against it.
+    pub baseline: Option<PathBuf>,
+    /// This run's share of the bugs to reduce.
+    pub partition: Option<crate::triage::Partition>,
 }
 
 /// One (project, target) with its built driver.
@@ -153,6 +160,8 @@ enum Reduction {
     },
     /// Never started (interrupted first).
     NotRun,
+    /// Another shard's (`--partition`).
+    Skipped,
 }
 
 /// Finds, classifies, buckets and reduces, then prints the table. `Err`
@@ -164,13 +173,25 @@ pub fn run(
     reporter: &mut Reporter,
 ) -> Result<CampaignReport> {
     let started = Instant::now();
+    // A bad baseline is found before any work.
+    let baseline = match &copts.baseline {
+        Some(p) => Some(triage::report::Report::read(p)?),
+        None => None,
+    };
     let mut c = Campaign::find(opts, copts, reporter)?;
     c.build(reporter)?;
     c.classify()?;
     let buckets = c.bucket(reporter);
     let bugs = c.bugs(&buckets, reporter);
     let results = c.reduce(&buckets, &bugs, reporter);
-    Ok(c.finish(&buckets, &bugs, &results, started, reporter))
+    Ok(c.finish(
+        &buckets,
+        &bugs,
+        &results,
+        baseline.as_ref(),
+        started,
+        reporter,
+    ))
 }
 
 /// The state of one directory run, phase by phase.
@@ -319,6 +340,9 @@ impl<'o> Campaign<'o> {
         }
         // Where this run writes, decided before any work starts.
         let mut destinations = Destinations::new(c.found.iter().map(|f| f.path.as_path()));
+        for (path, option) in copts.outputs.named() {
+            destinations.claim(path, option)?;
+        }
         for f in &mut c.found {
             if let Err(e) = destinations.claim(&f.output(), "the result") {
                 f.refused = Some((e.to_string(), e.exit_code()));

@@ -163,7 +163,18 @@ impl Campaign<'_> {
         };
         let mut results: Vec<Vec<(usize, Reduction)>> = Vec::with_capacity(bugs.len());
         let mut tasks: Vec<(usize, usize)> = Vec::new(); // (bug, artifact)
+        let mine = match &self.copts.partition {
+            Some(p) => p.mine(bugs),
+            None => vec![true; bugs.len()],
+        };
         for (b, bug) in bugs.iter().enumerate() {
+            if !mine[b] {
+                results.push(vec![(
+                    self.representative(buckets, bug),
+                    Reduction::Skipped,
+                )]);
+                continue;
+            }
             // One reduction per bug: the smallest original of all its
             // buckets (`--each`: every artifact of every bucket).
             let members: Vec<usize> = if self.copts.each {

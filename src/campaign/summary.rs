@@ -2,6 +2,7 @@
 //! the table, the JSON `bucket` and `summary` lines, and the exit code.
 
 use super::*;
+use crate::triage::report::{BugEntry, History, Reduced, Report};
 
 /// The result of a directory run, for the exit code.
 #[derive(Debug)]
@@ -11,14 +12,17 @@ pub struct CampaignReport {
     pub interrupted: bool,
     /// Why the run failed as a whole, if it did (the table was shown).
     pub error: Option<Error>,
+    /// With `--baseline`: how many bugs are new.
+    pub new_bugs: Option<usize>,
 }
 
 impl CampaignReport {
     pub fn exit_code(&self) -> i32 {
-        match (&self.error, self.interrupted) {
-            (Some(e), _) => e.exit_code(),
-            (None, true) => exit_code::INTERRUPTED,
-            (None, false) => exit_code::SUCCESS,
+        match (&self.error, self.interrupted, self.new_bugs) {
+            (Some(e), _, _) => e.exit_code(),
+            (None, true, _) => exit_code::INTERRUPTED,
+            (None, false, Some(n)) if n > 0 => exit_code::NEW_BUGS,
+            (None, false, _) => exit_code::SUCCESS,
         }
     }
 }
@@ -186,12 +190,97 @@ impl Campaign<'_> {
         );
     }
 
+    /// The report of this run's bugs (`--report`, `--sarif`, `--markdown`),
+    /// compared with `baseline`.
+    fn report(
+        &self,
+        buckets: &[Bucket],
+        bugs: &[Bug],
+        lines: &[BugLine],
+        baseline: Option<&Report>,
+    ) -> Report {
+        let not_reproduced = self
+            .found
+            .iter()
+            .filter(|f| {
+                f.unreadable.is_some() || f.class.as_ref().is_some_and(|c| c.signature().is_none())
+            })
+            .count();
+        let mut report = Report::new(
+            self.copts.partition.map(|p| p.to_string()),
+            self.found.len(),
+            not_reproduced,
+        );
+        for (bug, line) in bugs.iter().zip(lines) {
+            let rep_index = self.representative(buckets, bug);
+            let rep = &self.found[rep_index];
+            let target = &self.targets[rep.target];
+            let root = &self.projects[target.project].workspace_root;
+            let mut artifacts: Vec<String> = bug
+                .buckets
+                .iter()
+                .flat_map(|&k| buckets[k].members.iter())
+                .map(|&m| self.found[m].path.to_string_lossy().into_owned())
+                .collect();
+            artifacts.sort();
+            report.bugs.push(BugEntry {
+                fingerprint: bug.fingerprint.clone(),
+                severity: bug.severity.clone(),
+                grouping: bug.grouping,
+                signature: bug.signature.clone(),
+                location: bug
+                    .signature
+                    .location
+                    .as_deref()
+                    .and_then(|l| triage::report::source_location(l, root)),
+                stack: rep
+                    .class
+                    .as_ref()
+                    .and_then(|c| c.details())
+                    .map(|d| d.frames.clone())
+                    .unwrap_or_default(),
+                targets: bug.targets.clone(),
+                status: line.status.to_owned(),
+                history: None,
+                artifacts,
+                representative: rep.path.to_string_lossy().into_owned(),
+                target: target.name.clone(),
+                original_len: rep.len,
+                reduced: line.result.as_ref().map(|(len, path)| Reduced {
+                    path: path.to_string_lossy().into_owned(),
+                    len: *len,
+                    sha1: crate::input::read_file(path).ok().map(|b| sha1_hex(&b)),
+                }),
+                reproduce: line.reproduce.clone(),
+                error: line.failure.clone(),
+            });
+        }
+        if let Some(base) = baseline {
+            // A baseline bug this run did not find: fixed if its
+            // representative is here and no longer crashes that way.
+            report.compare(base, |old| {
+                let f = self
+                    .found
+                    .iter()
+                    .find(|f| f.path.to_string_lossy() == old.representative)?;
+                match &f.class {
+                    Some(Classification::Flaky { .. }) => Some(true),
+                    Some(_) => Some(false),
+                    None => None,
+                }
+            });
+        }
+        report.sort();
+        report
+    }
+
     /// The table, the verdict and the closing JSON message.
     pub(super) fn finish(
         self,
         buckets: &[Bucket],
         bugs: &[Bug],
         results: &[Vec<(usize, Reduction)>],
+        baseline: Option<&Report>,
         started: Instant,
         reporter: &mut Reporter,
     ) -> CampaignReport {
@@ -218,6 +307,47 @@ impl Campaign<'_> {
             })
             .collect();
         reporter.text(&table(bugs, &lines, &self.found, cwd));
+        let report = self.report(buckets, bugs, &lines, baseline);
+        if baseline.is_some() {
+            let fixed: Vec<&BugEntry> = report
+                .bugs
+                .iter()
+                .filter(|b| b.history == Some(History::Fixed))
+                .collect();
+            for b in &fixed {
+                reporter.message(
+                    "bug",
+                    json!({
+                        "fingerprint": b.fingerprint,
+                        "severity": b.severity,
+                        "signature": b.signature,
+                        "targets": b.targets,
+                        "representative": b.representative,
+                        "status": "fixed",
+                        "history": "fixed",
+                    }),
+                );
+            }
+            reporter.status(
+                "Compared",
+                format!(
+                    "with the baseline: {} new, {} known, {} fixed",
+                    report.new_bugs(),
+                    report
+                        .bugs
+                        .iter()
+                        .filter(|b| b.history == Some(History::Known))
+                        .count(),
+                    fixed.len()
+                ),
+            );
+        }
+        let category = self
+            .copts
+            .partition
+            .map(|p| p.to_string())
+            .unwrap_or_else(|| "all".to_owned());
+        let write_error = self.copts.outputs.write(&report, &category).err();
         let unclassified = self
             .found
             .iter()
@@ -263,13 +393,15 @@ impl Campaign<'_> {
                 }
             })
         } else {
-            None
+            write_error
         };
+        let new_bugs = baseline.map(|_| report.new_bugs());
         let report = CampaignReport {
             buckets: buckets.len(),
             bugs: bugs.len(),
             interrupted,
             error,
+            new_bugs,
         };
         if interrupted && report.error.is_none() {
             reporter.warn(
@@ -351,7 +483,10 @@ pub(super) fn bug_line(
     let all_cached = results
         .iter()
         .all(|(_, r)| matches!(r, Reduction::Cached(_)));
-    let status = if failure.is_some() {
+    let skipped = results.iter().all(|(_, r)| matches!(r, Reduction::Skipped));
+    let status = if skipped {
+        "skipped"
+    } else if failure.is_some() {
         "failed"
     } else if interrupted {
         "interrupted"
@@ -391,6 +526,7 @@ pub(super) fn bug_line(
     let verb = match status {
         "cached" => "Cached",
         "interrupted" => "Interrupted",
+        "skipped" => "Skipped",
         _ => "Reduced",
     };
     let targets = bug
@@ -458,6 +594,9 @@ pub(super) fn reduction_json(f: &Found, r: &Reduction) -> serde_json::Value {
         }
         Reduction::NotRun => {
             v["status"] = "interrupted".into();
+        }
+        Reduction::Skipped => {
+            v["status"] = "skipped".into();
         }
     }
     v

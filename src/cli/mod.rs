@@ -62,6 +62,30 @@ pub struct Cli {
     #[arg(long)]
     pub each: bool,
 
+    /// With directories, several artifacts or --all: write the bugs found as a JSON report (the --baseline of a later run; what --merge joins).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+
+    /// With directories, several artifacts or --all: write the bugs as SARIF 2.1.0, for GitHub code scanning.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
+
+    /// With directories, several artifacts or --all: write a Markdown summary (one row per bug), e.g. for $GITHUB_STEP_SUMMARY.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+
+    /// An earlier run's --report: each bug is new, known or fixed against it; exit code 10 when there are new bugs.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    /// Reduce only this shard's share of the bugs, `hash:K/N` or `count:K/N` (cargo-nextest's syntax); every shard classifies every artifact, and --merge joins the shards' reports.
+    #[arg(long, value_name = "hash:K/N")]
+    pub partition: Option<String>,
+
+    /// Join shard reports: the ARTIFACT arguments are --report files of the shards; writes --report, --sarif and --markdown as one unsharded run would.
+    #[arg(long, conflicts_with_all = ["all", "classify", "corpus", "partition", "baseline"])]
+    pub merge: bool,
+
     /// Drivers at work at the same time. With directories, several artifacts or --all: artifacts rerun and reduced in parallel (default: available parallelism). With one artifact: N drivers test its candidates speculatively, same result as one driver (default: 1).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
@@ -272,7 +296,36 @@ impl Cli {
             jobs: self.jobs.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
             }),
+            outputs: self.report_outputs(),
+            baseline: self.baseline.clone(),
+            partition: self
+                .partition
+                .as_deref()
+                .and_then(|p| p.parse::<crate::triage::Partition>().ok()),
         })
+    }
+
+    /// Where `--report`, `--sarif` and `--markdown` go.
+    pub fn report_outputs(&self) -> crate::triage::ReportOutputs {
+        crate::triage::ReportOutputs {
+            json: self.report.clone(),
+            sarif: self.sarif.clone(),
+            markdown: self.markdown.clone(),
+        }
+    }
+
+    /// The options that make sense only for directories, named if given
+    /// for one artifact (a usage error).
+    pub fn directory_only(&self) -> Option<&'static str> {
+        [
+            (self.report.is_some(), "--report"),
+            (self.sarif.is_some(), "--sarif"),
+            (self.markdown.is_some(), "--markdown"),
+            (self.baseline.is_some(), "--baseline"),
+            (self.partition.is_some(), "--partition"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
     }
 
     pub fn options(&self, cwd: PathBuf) -> Result<Options, String> {
@@ -286,6 +339,22 @@ impl Cli {
         let parse_u64 = |v: &str, what: &str| -> Result<u64, String> {
             v.parse().map_err(|_| format!("-{what}={v}: not a number"))
         };
+        if let Some(p) = &self.partition {
+            p.parse::<crate::triage::Partition>()?;
+        }
+        if self.merge && self.report_outputs().is_empty() {
+            return Err(
+                "--merge writes what --report, --sarif or --markdown name: give at least one"
+                    .to_owned(),
+            );
+        }
+        if !self.merge && self.campaign().is_none() && !self.corpus {
+            if let Some(option) = self.directory_only() {
+                return Err(format!(
+                    "{option} describes the bugs of several artifacts: give a directory, several artifacts or --all"
+                ));
+            }
+        }
         // A budget of nothing would only copy the original.
         if self.max_time.is_some_and(|s| s <= 0.0) {
             return Err(

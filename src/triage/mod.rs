@@ -34,6 +34,122 @@ use severity::Severity;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Where a directory run writes its bugs (`--report`, `--sarif`,
+/// `--markdown`).
+#[derive(Debug, Clone, Default)]
+pub struct ReportOutputs {
+    pub json: Option<PathBuf>,
+    pub sarif: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+}
+
+impl ReportOutputs {
+    pub fn is_empty(&self) -> bool {
+        self.json.is_none() && self.sarif.is_none() && self.markdown.is_none()
+    }
+
+    /// (path, option name) of each output given.
+    pub fn named(&self) -> Vec<(&Path, &'static str)> {
+        [
+            (&self.json, "--report"),
+            (&self.sarif, "--sarif"),
+            (&self.markdown, "--markdown"),
+        ]
+        .into_iter()
+        .filter_map(|(p, n)| Some((p.as_deref()?, n)))
+        .collect()
+    }
+
+    /// Writes `report` in every form asked for (atomically); `category`
+    /// names the run in SARIF.
+    pub fn write(&self, report: &report::Report, category: &str) -> crate::error::Result<()> {
+        if let Some(p) = &self.json {
+            crate::output::write_atomic(p, report.to_json().as_bytes())?;
+        }
+        if let Some(p) = &self.sarif {
+            crate::output::write_atomic(p, report::sarif::render(report, category).as_bytes())?;
+        }
+        if let Some(p) = &self.markdown {
+            crate::output::write_atomic(p, report::markdown::render(report).as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+/// A shard of a CI matrix (`--partition`), in cargo-nextest's syntax:
+/// `hash:K/N` gives a bug to shard `1 + h mod N` where `h` is a hash of its
+/// fingerprint (stable as bugs come and go); `count:K/N` deals the bugs,
+/// ordered by fingerprint, round-robin. Every shard classifies every
+/// artifact (a bug may span targets, so no shard can know its bugs from
+/// its targets alone), then reduces only its own bugs: no bug is reduced
+/// twice, and the shards' reports merge into the unsharded run's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Partition {
+    pub hash: bool,
+    /// 1-based.
+    pub shard: u64,
+    pub of: u64,
+}
+
+impl std::str::FromStr for Partition {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Partition, String> {
+        let bad = || {
+            format!(
+                "--partition {s}: expected hash:K/N or count:K/N with 1 <= K <= N, e.g. hash:2/4"
+            )
+        };
+        let (kind, rest) = s.split_once(':').ok_or_else(bad)?;
+        let hash = match kind {
+            "hash" => true,
+            "count" => false,
+            _ => return Err(bad()),
+        };
+        let (k, n) = rest.split_once('/').ok_or_else(bad)?;
+        let (shard, of): (u64, u64) =
+            (k.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+        if shard == 0 || of == 0 || shard > of {
+            return Err(bad());
+        }
+        Ok(Partition { hash, shard, of })
+    }
+}
+
+impl std::fmt::Display for Partition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = if self.hash { "hash" } else { "count" };
+        write!(f, "{kind}:{}/{}", self.shard, self.of)
+    }
+}
+
+impl Partition {
+    /// Which of `bugs` this shard reduces.
+    pub fn mine(&self, bugs: &[Bug]) -> Vec<bool> {
+        if self.hash {
+            return bugs
+                .iter()
+                .map(|b| {
+                    let h = u64::from_str_radix(&b.fingerprint[..16.min(b.fingerprint.len())], 16)
+                        .unwrap_or_else(|_| {
+                            let d = sha1_smol::Sha1::from(b.fingerprint.as_bytes())
+                                .digest()
+                                .bytes();
+                            u64::from_le_bytes(d[..8].try_into().expect("8 bytes"))
+                        });
+                    h % self.of == self.shard - 1
+                })
+                .collect();
+        }
+        let mut order: Vec<usize> = (0..bugs.len()).collect();
+        order.sort_by(|&a, &b| bugs[a].fingerprint.cmp(&bugs[b].fingerprint));
+        let mut mine = vec![false; bugs.len()];
+        for (n, &i) in order.iter().enumerate() {
+            mine[i] = n as u64 % self.of == self.shard - 1;
+        }
+        mine
+    }
+}
+
 /// One bucket, as triage sees it.
 #[derive(Debug, Clone)]
 pub struct Crash {
@@ -443,6 +559,30 @@ mod tests {
             "{bugs:?}"
         );
         assert_eq!(bugs[0].severity.class, "heap-buffer-overflow(write)");
+    }
+
+    #[test]
+    fn partitions_split_bugs_without_overlap() {
+        assert!("hash:0/3".parse::<Partition>().is_err());
+        assert!("hash:4/3".parse::<Partition>().is_err());
+        assert!("slice:1/3".parse::<Partition>().is_err());
+        let root = Path::new("/nonexistent");
+        let crashes: Vec<Crash> = (0..20)
+            .map(|i| panic_at("t", i, &format!("src/lib.rs:{}:1", i + 1)))
+            .collect();
+        let bugs = group(&crashes, MatchMode::Location);
+        let _ = root;
+        for kind in ["hash", "count"] {
+            let mut owners = vec![0; bugs.len()];
+            for k in 1..=3 {
+                let p: Partition = format!("{kind}:{k}/3").parse().unwrap();
+                assert_eq!(p.to_string(), format!("{kind}:{k}/3"));
+                for (i, mine) in p.mine(&bugs).into_iter().enumerate() {
+                    owners[i] += usize::from(mine);
+                }
+            }
+            assert!(owners.iter().all(|&n| n == 1), "{kind}: {owners:?}");
+        }
     }
 
     #[test]
