@@ -51,7 +51,7 @@ pub fn run(
                     .unwrap_or_default()
             ),
         );
-        reporter.message("bug", serde_json::to_value(b).expect("bugs serialize"));
+        reporter.message("bug", b.json_line());
     }
     outputs.write(&merged, "all")?;
     let unreduced = merged

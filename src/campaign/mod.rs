@@ -179,19 +179,13 @@ pub fn run(
         None => None,
     };
     let mut c = Campaign::find(opts, copts, reporter)?;
+    c.baseline = baseline;
     c.build(reporter)?;
     c.classify()?;
     let buckets = c.bucket(reporter);
     let bugs = c.bugs(&buckets, reporter);
     let results = c.reduce(&buckets, &bugs, reporter);
-    Ok(c.finish(
-        &buckets,
-        &bugs,
-        &results,
-        baseline.as_ref(),
-        started,
-        reporter,
-    ))
+    Ok(c.finish(&buckets, &bugs, &results, started, reporter))
 }
 
 /// The state of one directory run, phase by phase.
@@ -208,6 +202,8 @@ struct Campaign<'o> {
     grammar: Option<Grammar>,
     /// The first record that could not be written.
     record_warning: Option<String>,
+    /// `--baseline`: an earlier run's report.
+    baseline: Option<triage::report::Report>,
 }
 
 impl<'o> Campaign<'o> {
@@ -259,6 +255,7 @@ impl<'o> Campaign<'o> {
             place: common_place(&copts.paths),
             grammar: None,
             record_warning: None,
+            baseline: None,
         };
         let paths: Vec<PathBuf> = if copts.all {
             let p = c.project(&opts.locate)?;

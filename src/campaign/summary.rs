@@ -185,9 +185,26 @@ impl Campaign<'_> {
                 "output_sha1": output_sha1,
                 "reproduce": line.reproduce,
                 "status": line.status,
+                "history": self.history(&bug.fingerprint),
                 "error": line.failure,
             }),
         );
+    }
+
+    /// `new` or `known` against `--baseline` (`None` without one).
+    fn history(&self, fingerprint: &str) -> Option<&'static str> {
+        let base = self.baseline.as_ref()?;
+        Some(
+            if base
+                .bugs
+                .iter()
+                .any(|b| b.fingerprint == fingerprint && b.history != Some(History::Fixed))
+            {
+                "known"
+            } else {
+                "new"
+            },
+        )
     }
 
     /// The report of this run's bugs (`--report`, `--sarif`, `--markdown`),
@@ -280,10 +297,10 @@ impl Campaign<'_> {
         buckets: &[Bucket],
         bugs: &[Bug],
         results: &[Vec<(usize, Reduction)>],
-        baseline: Option<&Report>,
         started: Instant,
         reporter: &mut Reporter,
     ) -> CampaignReport {
+        let baseline = self.baseline.as_ref();
         let cwd = &self.opts.locate.cwd;
         if let Some(w) = &self.record_warning {
             reporter.warn(format!("results will not be reused by the next run: {w}"));

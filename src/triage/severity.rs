@@ -118,6 +118,16 @@ pub fn severity(sig: &Signature, details: Option<&CrashDetails>) -> Severity {
         }
         CrashKind::StackOverflow => make(Tier::NotExploitable, "stack-overflow".into(), 3.0),
         CrashKind::MallocLimit => make(Tier::NotExploitable, "out-of-memory(malloc)".into(), 3.0),
+        // Without a sanitizer the driver's counting allocator reports one
+        // allocation over the limit as `allocation of N bytes …`.
+        CrashKind::OutOfMemory
+            if sig
+                .message
+                .as_deref()
+                .is_some_and(|m| m.starts_with("allocation of")) =>
+        {
+            make(Tier::NotExploitable, "out-of-memory(malloc)".into(), 3.0)
+        }
         CrashKind::OutOfMemory => make(Tier::NotExploitable, "out-of-memory(rss)".into(), 3.0),
         CrashKind::Timeout => make(Tier::NotExploitable, "timeout".into(), 3.0),
         CrashKind::Panic => make(

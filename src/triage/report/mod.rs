@@ -75,6 +75,30 @@ pub struct BugEntry {
     pub error: Option<String>,
 }
 
+impl BugEntry {
+    /// The `bug` JSON message, as a directory run shows it.
+    pub fn json_line(&self) -> serde_json::Value {
+        serde_json::json!({
+            "fingerprint": self.fingerprint,
+            "severity": self.severity,
+            "grouping": self.grouping,
+            "signature": self.signature,
+            "targets": self.targets,
+            "artifacts": self.artifacts.len(),
+            "members": self.artifacts,
+            "representative": self.representative,
+            "original_len": self.original_len,
+            "reduced_len": self.reduced.as_ref().map(|r| r.len),
+            "output": self.reduced.as_ref().map(|r| &r.path),
+            "output_sha1": self.reduced.as_ref().and_then(|r| r.sha1.as_ref()),
+            "reproduce": self.reproduce,
+            "status": self.status,
+            "history": self.history.map(History::name),
+            "error": self.error,
+        })
+    }
+}
+
 /// The reduced input written for a bug.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reduced {
