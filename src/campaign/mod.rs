@@ -87,8 +87,10 @@ pub struct CampaignOptions {
     pub paths: Vec<PathBuf>,
     /// Every target's `artifacts/<target>/` directory of the project.
     pub all: bool,
-    /// Reduce every reproducing artifact, not one per bucket.
+    /// Reduce every reproducing artifact, not one per bug.
     pub each: bool,
+    /// Reduce at all (`--no-reduce`: classify, group and report only).
+    pub reduce: bool,
     /// Drivers at work at the same time (rerunning and reducing).
     pub jobs: usize,
     /// Where the report, SARIF and Markdown go.
@@ -162,6 +164,8 @@ enum Reduction {
     NotRun,
     /// Another shard's (`--partition`).
     Skipped,
+    /// Not asked for (`--no-reduce`).
+    NotAsked,
 }
 
 /// Finds, classifies, buckets and reduces, then prints the table. `Err`

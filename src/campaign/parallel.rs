@@ -168,11 +168,13 @@ impl Campaign<'_> {
             None => vec![true; bugs.len()],
         };
         for (b, bug) in bugs.iter().enumerate() {
-            if !mine[b] {
-                results.push(vec![(
-                    self.representative(buckets, bug),
-                    Reduction::Skipped,
-                )]);
+            if !mine[b] || !self.copts.reduce {
+                let why = if self.copts.reduce {
+                    Reduction::Skipped
+                } else {
+                    Reduction::NotAsked
+                };
+                results.push(vec![(self.representative(buckets, bug), why)]);
                 continue;
             }
             // One reduction per bug: the smallest original of all its

@@ -501,8 +501,13 @@ pub(super) fn bug_line(
         .iter()
         .all(|(_, r)| matches!(r, Reduction::Cached(_)));
     let skipped = results.iter().all(|(_, r)| matches!(r, Reduction::Skipped));
+    let not_asked = results
+        .iter()
+        .all(|(_, r)| matches!(r, Reduction::NotAsked));
     let status = if skipped {
         "skipped"
+    } else if not_asked {
+        "unreduced"
     } else if failure.is_some() {
         "failed"
     } else if interrupted {
@@ -544,6 +549,7 @@ pub(super) fn bug_line(
         "cached" => "Cached",
         "interrupted" => "Interrupted",
         "skipped" => "Skipped",
+        "unreduced" => "Found",
         _ => "Reduced",
     };
     let targets = bug
@@ -614,6 +620,9 @@ pub(super) fn reduction_json(f: &Found, r: &Reduction) -> serde_json::Value {
         }
         Reduction::Skipped => {
             v["status"] = "skipped".into();
+        }
+        Reduction::NotAsked => {
+            v["status"] = "unreduced".into();
         }
     }
     v

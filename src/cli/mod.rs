@@ -58,9 +58,13 @@ pub struct Cli {
     #[arg(long, conflicts_with_all = ["artifacts", "classify", "fuzz_target"])]
     pub all: bool,
 
-    /// With directories, several artifacts or --all: reduce every reproducing artifact, not one per bucket.
+    /// With directories, several artifacts or --all: reduce every reproducing artifact, not one per bug.
     #[arg(long)]
     pub each: bool,
+
+    /// With directories, several artifacts or --all: classify and group into bugs, write the reports, reduce nothing (fast triage).
+    #[arg(long, conflicts_with = "each")]
+    pub no_reduce: bool,
 
     /// With directories, several artifacts or --all: write the bugs found as a JSON report (the --baseline of a later run; what --merge joins).
     #[arg(long, value_name = "FILE")]
@@ -293,6 +297,7 @@ impl Cli {
             paths: self.artifacts.clone(),
             all: self.all,
             each: self.each,
+            reduce: !self.no_reduce,
             jobs: self.jobs.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
             }),
