@@ -135,7 +135,10 @@ fn host_triple() -> String {
 /// Builds the example's `parse` with `cargo fuzz build` (its `extra` flags)
 /// into its own target directory and returns the libFuzzer binary.
 fn libfuzzer_build(root: &Path, scratch: &Path, extra: &[&str], dir: &str) -> PathBuf {
-    eprintln!("building the libFuzzer binary (cargo fuzz build {} parse) …", extra.join(" "));
+    eprintln!(
+        "building the libFuzzer binary (cargo fuzz build {} parse) …",
+        extra.join(" ")
+    );
     let target_dir = root.join("fuzz").join(dir);
     let mut build = Command::new("cargo");
     build.current_dir(root);

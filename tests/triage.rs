@@ -24,6 +24,7 @@ fn fleet(_name: &str) -> (std::sync::MutexGuard<'static, ()>, PathBuf) {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fleet");
     let root = tmp_root().join("fixtures").join("fleet");
     let _ = std::fs::remove_dir_all(root.join("fuzz/artifacts"));
+    let _ = std::fs::remove_dir_all(root.join("fuzz/tests"));
     sync_tree(&source, &root);
     // (sync_tree leaves artifact directories out.)
     for target in std::fs::read_dir(source.join("fuzz/artifacts"))
@@ -140,6 +141,8 @@ fn all_finds_exactly_the_fleets_bug_list() {
         &[
             "--max-time",
             "600",
+            "--emit-test",
+            "fuzz/tests/triage",
             "--report",
             &report.display().to_string(),
             "--sarif",
@@ -201,6 +204,19 @@ fn all_finds_exactly_the_fleets_bug_list() {
         summary.lines().filter(|l| l.starts_with("| `")).count(),
         bugs.len()
     );
+
+    // One regression test per bug, named by its fingerprint.
+    let tests = root.join("fuzz/tests/triage");
+    let emitted: BTreeSet<String> = std::fs::read_dir(&tests)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let expected: BTreeSet<String> = bugs
+        .keys()
+        .map(|fp| format!("crash_{}.rs", fp.replace('-', "_")))
+        .collect();
+    assert_eq!(emitted, expected);
 
     // A second run: nothing to do, the same fingerprints.
     let again = run_fleet(&root, &["--max-time", "600"]);

@@ -208,6 +208,8 @@ struct Campaign<'o> {
     record_warning: Option<String>,
     /// `--baseline`: an earlier run's report.
     baseline: Option<triage::report::Report>,
+    /// Where the run writes ([`Destinations`]).
+    destinations: Destinations,
 }
 
 impl<'o> Campaign<'o> {
@@ -237,10 +239,8 @@ impl<'o> Campaign<'o> {
                 .cloned()
                 .unwrap_or_else(|| "--all".into())
         };
-        for (given, option) in [
-            (opts.output.is_some(), "-o/--output"),
-            (opts.emit_test.is_some(), "--emit-test"),
-        ] {
+        // (`--emit-test DIR` is one test per bug, in that directory.)
+        for (given, option) in [(opts.output.is_some(), "-o/--output")] {
             if given {
                 return Err(Error::OneOutputForMany {
                     option,
@@ -260,6 +260,7 @@ impl<'o> Campaign<'o> {
             grammar: None,
             record_warning: None,
             baseline: None,
+            destinations: Destinations::default(),
         };
         let paths: Vec<PathBuf> = if copts.all {
             let p = c.project(&opts.locate)?;
@@ -339,16 +340,27 @@ impl<'o> Campaign<'o> {
                 refused: None,
             });
         }
-        // Where this run writes, decided before any work starts.
+        // Where this run writes, decided before any work starts (the test
+        // files of `--emit-test DIR` once the bugs are known).
         let mut destinations = Destinations::new(c.found.iter().map(|f| f.path.as_path()));
         for (path, option) in copts.outputs.named() {
             destinations.claim(path, option)?;
+        }
+        if let Some(dir) = &opts.emit_test {
+            if dir.exists() && !dir.is_dir() {
+                return Err(Error::OutputUnusable {
+                    path: dir.clone(),
+                    option: "--emit-test",
+                    detail: "with several artifacts it names a directory (one test per bug), and this is a file".into(),
+                });
+            }
         }
         for f in &mut c.found {
             if let Err(e) = destinations.claim(&f.output(), "the result") {
                 f.refused = Some((e.to_string(), e.exit_code()));
             }
         }
+        c.destinations = destinations;
         if duplicates > 0 {
             reporter.note(format!(
                 "{} with the same bytes as another artifact counted once",

@@ -105,6 +105,7 @@ pub(super) fn reduce_one(
     projects: &[FuzzProject],
     grammar: Option<&Grammar>,
     found: &Found,
+    emit_test: Option<PathBuf>,
     started: &dyn Fn(),
 ) -> Result<Summary> {
     let Some(Classification::Crash {
@@ -138,7 +139,7 @@ pub(super) fn reduce_one(
         signature: signature.clone(),
         slowest: Duration::from_secs_f64(*slowest_secs),
         output,
-        emit_test: None,
+        emit_test,
         parsed: grammar.zip(tree.as_ref()),
     };
     started();
@@ -216,6 +217,26 @@ impl Campaign<'_> {
             results.push(known);
         }
         drop(checks);
+        // `--emit-test DIR`: a test per bug, named by its fingerprint, for
+        // its representative.
+        let mut tests: HashMap<(usize, usize), PathBuf> = HashMap::new();
+        if let Some(dir) = &self.opts.emit_test {
+            for &(b, m) in &tasks {
+                if m != self.representative(buckets, &bugs[b]) {
+                    continue;
+                }
+                let path = dir.join(format!(
+                    "crash_{}.rs",
+                    bugs[b].fingerprint.replace('-', "_")
+                ));
+                match self.destinations.claim_creating_dirs(&path, "--emit-test") {
+                    Ok(p) => {
+                        tests.insert((b, m), p);
+                    }
+                    Err(e) => reporter.warn(e.to_string()),
+                }
+            }
+        }
         let mut pending: Vec<usize> = vec![0; bugs.len()];
         for &(b, _) in &tasks {
             pending[b] += 1;
@@ -284,9 +305,17 @@ impl Campaign<'_> {
                 &this.targets,
                 this.copts.jobs,
                 &tasks,
-                |pool, &(_, m), started| {
+                |pool, &(b, m), started| {
                     let found = &this.found[m];
-                    reduce_one(pool, &this.projects, this.grammar.as_ref(), found, started)
+                    let test = tests.get(&(b, m)).cloned();
+                    reduce_one(
+                        pool,
+                        &this.projects,
+                        this.grammar.as_ref(),
+                        found,
+                        test,
+                        started,
+                    )
                 },
                 on,
             );

@@ -125,6 +125,19 @@ impl Campaign<'_> {
             )),
             None => reporter.status(line.verb, &line.text),
         }
+        // A test of a bug only a sanitizer sees passes a plain `cargo test`.
+        for (_, r) in results {
+            if let Reduction::Done(s) = r {
+                if let Some(test) = &s.emitted_test {
+                    if bug.signature.kind == crate::run::outcome::CrashKind::Sanitizer {
+                        reporter.note(format!(
+                            "{}: a plain `cargo test` passes it, since only a sanitizer sees this bug; the file says how to run it so that it fails",
+                            test.display()
+                        ));
+                    }
+                }
+            }
+        }
         let output_sha1 =
             results
                 .iter()
@@ -184,6 +197,10 @@ impl Campaign<'_> {
                 "output": line.result.as_ref().map(|r| path_json(&r.1)),
                 "output_sha1": output_sha1,
                 "reproduce": line.reproduce,
+                "test": results.iter().find_map(|(_, r)| match r {
+                    Reduction::Done(s) => s.emitted_test.as_deref().map(path_json),
+                    _ => None,
+                }),
                 "status": line.status,
                 "history": self.history(&bug.fingerprint),
                 "error": line.failure,

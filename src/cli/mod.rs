@@ -154,7 +154,7 @@ pub struct Cli {
     #[arg(long, value_name = "N", default_value_t = crate::reduce::DEFAULT_RANDOM_TESTS)]
     pub random_tests: u64,
 
-    /// Also write a ready #[test] that replays the reduced input through the target (put it in the fuzz package's tests/, e.g. fuzz/tests/crash_x.rs).
+    /// Also write a ready #[test] that replays the reduced input through the target (put it in the fuzz package's tests/, e.g. fuzz/tests/crash_x.rs). With directories, several artifacts or --all: a directory, one test per bug reduced in this run (crash_<fingerprint>.rs).
     #[arg(long, value_name = "PATH")]
     pub emit_test: Option<PathBuf>,
 
