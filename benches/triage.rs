@@ -149,6 +149,38 @@ fn clear(f: &Fleet) {
     }
 }
 
+/// Runs `run` with only the files `casr-libfuzzer` reads (`crash-*`; it
+/// leaves `oom-*`, `timeout-*` and `slow-unit-*` out) in the fleet's
+/// artifact directories, the others moved aside and back; how many it read.
+fn with_crash_files_only<R>(f: &Fleet, scratch: &Path, run: impl FnOnce() -> R) -> (usize, R) {
+    let aside = scratch.join("aside");
+    let _ = std::fs::remove_dir_all(&aside);
+    let mut moved = Vec::new();
+    let mut kept = 0;
+    for t in &f.targets {
+        let dir = f.root.join("fuzz/artifacts").join(t);
+        std::fs::create_dir_all(aside.join(t)).expect("mkdir");
+        for e in std::fs::read_dir(&dir).expect("dir").flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !e.file_type().is_ok_and(|t| t.is_file()) || name.ends_with(".reduced") {
+                continue;
+            }
+            if name.starts_with("crash-") {
+                kept += 1;
+            } else {
+                let to = aside.join(t).join(&name);
+                std::fs::rename(e.path(), &to).expect("move aside");
+                moved.push((to, e.path()));
+            }
+        }
+    }
+    let r = run();
+    for (from, to) in moved {
+        std::fs::rename(from, to).expect("move back");
+    }
+    (kept, r)
+}
+
 /// What one run of ours showed.
 struct Ours {
     secs: f64,
@@ -348,6 +380,15 @@ fn main() {
         eprintln!("{}: ours, classification only …", f.name);
         let classify = ours(&f, &["--no-reduce"]);
         clear(&f);
+        eprintln!(
+            "{}: ours, classification only, crash-* files only …",
+            f.name
+        );
+        let (crash_files, classify_crash) = with_crash_files_only(&f, &scratch, || {
+            clear(&f);
+            ours(&f, &["--no-reduce"])
+        });
+        clear(&f);
         eprintln!("{}: ours, with reductions …", f.name);
         let reduce = ours(&f, &[]);
         eprintln!("{}: casr-libfuzzer …", f.name);
@@ -396,9 +437,17 @@ fn main() {
             casr_secs / files,
         ));
         summary.push(format!(
-            "| {} | per file, casr / ours (classification) | | | | | | | | **{:.1}×** | |",
+            "| {} | ours (`--all --no-reduce`), only the {crash_files} `crash-*` files casr reads | {crash_files} | | | | | | {:.1} | {:.3} | {} |",
             f.name,
-            (casr_secs / files) / (classify.secs / files)
+            classify_crash.secs,
+            classify_crash.secs / crash_files as f64,
+            classify_crash.first_bug.map(|t| format!("{t:.1}")).unwrap_or_else(|| "—".into()),
+        ));
+        summary.push(format!(
+            "| {} | per file, casr / ours (classification): all files; the `crash-*` files both read | | | | | | | | **{:.1}×**; **{:.1}×** | |",
+            f.name,
+            casr_secs / classify.secs,
+            (casr_secs / crash_files as f64) / (classify_crash.secs / crash_files as f64)
         ));
         for b in &true_bugs {
             severities.push(format!(
@@ -409,7 +458,7 @@ fn main() {
             ));
         }
     }
-    println!("**Triage** (`cargo bench --bench triage`; one run; both tools on `cargo fuzz build`'s AddressSanitizer binaries, builds excluded; groups scored against each fleet's truth: split = a true bug over several groups, merged = a group over several true bugs, missed = a true bug in no group)\n");
+    println!("**Triage** (`cargo bench --bench triage`; one run; both tools on `cargo fuzz build`'s AddressSanitizer binaries, builds excluded; groups scored against each fleet's truth: split = groups beyond the first of each true bug, merged = a group over several true bugs, missed = a true bug in no group)\n");
     println!("| fleet | tool | files | true bugs | groups | split | merged | missed | wall (s) | s / file | first `bug` line (s) |");
     println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for l in &summary {

@@ -430,9 +430,12 @@ impl<'o> Campaign<'o> {
                 self.found[i].cached = true;
             }
         }
-        let todo: Vec<usize> = (0..self.found.len())
+        let mut todo: Vec<usize> = (0..self.found.len())
             .filter(|&i| self.found[i].class.is_none() && self.found[i].unreadable.is_none())
             .collect();
+        // The longest first (a hang costs the whole time limit), so that
+        // the other workers take the rest meanwhile.
+        todo.sort_by_key(|&i| !crate::run::timeouts::named_timeout(&self.found[i].path));
         let mut results: Vec<(usize, Result<Classification>)> = Vec::new();
         let found = &self.found;
         in_parallel(

@@ -95,6 +95,7 @@ pub(super) fn classify_one(pool: &mut Pool<'_>, found: &Found) -> Result<Classif
             exec,
             &data,
             crate::run::timeouts::named_timeout(&found.path),
+            session::Hangs::OnceIfTwiceTheGoal,
         )?,
     ))
 }

@@ -229,7 +229,7 @@ fn prepare_reproduced(
     let (data, named_timeout) = original;
     let reproduce = |binary: &Path| -> Result<(Executor, Reproduction)> {
         let mut exec = start_driver(opts, binary)?;
-        let reproduction = check_reproduces(opts, &mut exec, data, named_timeout)?;
+        let reproduction = check_reproduces(opts, &mut exec, data, named_timeout, Hangs::Confirm)?;
         Ok((exec, reproduction))
     };
     let previous = driver::previous_binary(&project, &target, &opts.build, &plan.kind)
@@ -334,11 +334,13 @@ pub fn check_timeout(opts: &Options) -> Duration {
 /// it first for a fresh process) and says whether it crashes reproducibly.
 /// `named_timeout`: libFuzzer saved it as a `timeout-*` artifact, so a run
 /// that finishes is measured against the timeout rule ([`timeouts`]).
+/// `hangs`: how much a hang is confirmed.
 pub fn check_reproduces(
     opts: &Options,
     exec: &mut Executor,
     data: &[u8],
     named_timeout: bool,
+    hangs: Hangs,
 ) -> Result<Reproduction> {
     let limit = check_timeout(opts);
     exec.set_timeout(limit);
@@ -374,7 +376,7 @@ pub fn check_reproduces(
     }
     let measured = if hung { limit } else { first.elapsed };
     if hung || (named_timeout && !matches!(first.outcome, Outcome::Crash(_))) {
-        return Ok(check_timeout_reproduces(opts, exec, data, measured));
+        return Ok(check_timeout_reproduces(opts, exec, data, measured, hangs));
     }
     let mut outcomes: Vec<Outcome> = vec![first.outcome];
     let mut slowest = first.elapsed;
@@ -402,6 +404,19 @@ pub fn check_reproduces(
     })
 }
 
+/// How [`check_reproduces`] confirms an original that hangs, where every
+/// confirming run costs the whole time limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hangs {
+    /// Run it again at the deadline its reduction keeps (one artifact: it
+    /// is about to be reduced, and a flaky hang would waste the reduction).
+    Confirm,
+    /// Classifying many files: a first run that lasted twice the deadline
+    /// is enough. Only a bug's representative is reduced, and every result
+    /// written is rerun in a fresh process before it is kept.
+    OnceIfTwiceTheGoal,
+}
+
 fn flaky(outcomes: &[Outcome]) -> Reproduction {
     let detail = outcomes
         .iter()
@@ -426,6 +441,7 @@ fn check_timeout_reproduces(
     exec: &mut Executor,
     data: &[u8],
     measured: Duration,
+    hangs: Hangs,
 ) -> Reproduction {
     let Some(goal) = timeouts::goal(opts.timeout, opts.libfuzzer_timeout, measured) else {
         let needed = match (opts.timeout, opts.libfuzzer_timeout) {
@@ -447,6 +463,14 @@ fn check_timeout_reproduces(
             )),
         };
     };
+    if hangs == Hangs::OnceIfTwiceTheGoal && measured >= goal.deadline * 2 {
+        // It already ran twice as long as a result must: one run is the
+        // evidence (what is reduced or written is checked again anyway).
+        return Reproduction::Crash {
+            signature: Signature::new(CrashKind::Timeout),
+            slowest: measured,
+        };
+    }
     exec.set_timeout(goal.deadline);
     let again = match exec.run(data) {
         Ok(run) => run.outcome,

@@ -13,7 +13,9 @@
 //!    frame, the recursion of a stack overflow) is the same are one bug,
 //!    whatever target reached it, as long as the identity names a place.
 //!    A timeout, an RSS out-of-memory or an abort has no place, so those
-//!    stay one bug per target.
+//!    stay one bug per target. An allocation whose size failed at one place
+//!    is one identity however it was reported (malloc limit, the
+//!    sanitizer's `allocation-size-too-big`, out-of-memory there).
 //! 2. **Stack similarity**: crashes that came with a stack (sanitizer
 //!    reports, stack overflows, malloc limits) of the same error are
 //!    grouped by PDM similarity with complete linkage cut at 0.3
@@ -194,15 +196,16 @@ pub struct Bug {
 /// Groups `crashes` into bugs (in the order of their first bucket).
 pub fn group(crashes: &[Crash], mode: MatchMode) -> Vec<Bug> {
     // 1. Exact identity; across targets only for identities with a place.
-    let mut exact: BTreeMap<(Option<String>, crate::run::outcome::Identity), Vec<usize>> =
-        BTreeMap::new();
-    let mut order: Vec<(Option<String>, crate::run::outcome::Identity)> = Vec::new();
+    // One allocation site failing as several reports is one identity.
+    let mut exact: BTreeMap<(Option<String>, Key), Vec<usize>> = BTreeMap::new();
+    let mut order: Vec<(Option<String>, Key)> = Vec::new();
     for (i, c) in crashes.iter().enumerate() {
         let placed = c.signature.location.is_some() || c.signature.function.is_some();
-        let key = (
-            (!placed).then(|| c.target.clone()),
-            c.signature.identity(mode),
-        );
+        let identity = match allocation_site(&c.signature) {
+            Some(site) if mode != MatchMode::Any => Key::Allocation(site.to_owned()),
+            _ => Key::Exact(c.signature.identity(mode)),
+        };
+        let key = ((!placed).then(|| c.target.clone()), identity);
         let entry = exact.entry(key.clone()).or_default();
         if entry.is_empty() {
             order.push(key);
@@ -291,6 +294,39 @@ pub fn group(crashes: &[Crash], mode: MatchMode) -> Vec<Bug> {
     bugs.sort_by_key(|b| b.buckets[0]);
     disambiguate(&mut bugs);
     bugs
+}
+
+/// What step 1 of [`group`] compares.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Key {
+    Exact(crate::run::outcome::Identity),
+    /// An allocation that failed at this place, however it was reported.
+    Allocation(String),
+}
+
+/// The place of an allocation that failed because of its size, for the
+/// reports that differ only in how big the size was or which limit caught
+/// it: a size read from the input is over `-malloc_limit_mb`
+/// (`malloc-limit`), over what the sanitizer's allocator allows
+/// (`allocation-size-too-big`, `calloc-overflow`), or over the memory left
+/// (`out-of-memory` with a place). A fuzzer finds all of these for one
+/// unchecked length, one file per size; they are one bug.
+fn allocation_site(sig: &Signature) -> Option<&str> {
+    let location = sig.location.as_deref()?;
+    let allocation = match sig.kind {
+        CrashKind::MallocLimit | CrashKind::OutOfMemory => true,
+        CrashKind::Sanitizer => sig.sanitizer_error().is_some_and(|e| {
+            [
+                "allocation-size-too-big",
+                "calloc-overflow",
+                "out-of-memory",
+            ]
+            .iter()
+            .any(|k| e.contains(k))
+        }),
+        _ => false,
+    };
+    allocation.then_some(location)
 }
 
 /// Two bugs whose sites read alike (the same text on two lines of one
@@ -521,6 +557,55 @@ mod tests {
         assert_eq!(bugs[0].grouping, Grouping::Identity);
         let fps: std::collections::BTreeSet<_> = bugs.iter().map(|b| &b.fingerprint).collect();
         assert_eq!(fps.len(), 4, "{bugs:?}");
+    }
+
+    #[test]
+    fn one_allocation_site_is_one_bug_whichever_limit_caught_it() {
+        let at = |bucket: usize, kind: CrashKind, message: Option<&str>, loc: &str| {
+            let mut sig = Signature::new(kind);
+            sig.message = message.map(str::to_owned);
+            sig.location = Some(loc.into());
+            Crash {
+                bucket,
+                target: "t".into(),
+                signature: sig,
+                details: None,
+                root: PathBuf::from("/nonexistent"),
+            }
+        };
+        let crashes = vec![
+            at(
+                0,
+                CrashKind::MallocLimit,
+                Some("malloc(4242424244)"),
+                "src/de.rs:202:23",
+            ),
+            at(
+                1,
+                CrashKind::Sanitizer,
+                Some("AddressSanitizer: allocation-size-too-big"),
+                "src/de.rs:202:23",
+            ),
+            at(2, CrashKind::OutOfMemory, None, "src/de.rs:202:23"),
+            // Another site, and another error at the same site.
+            at(
+                3,
+                CrashKind::MallocLimit,
+                Some("malloc(9999999999)"),
+                "src/de.rs:300:5",
+            ),
+            at(
+                4,
+                CrashKind::Sanitizer,
+                Some("AddressSanitizer: heap-buffer-overflow"),
+                "src/de.rs:202:23",
+            ),
+        ];
+        let bugs = group(&crashes, MatchMode::Location);
+        let buckets: Vec<Vec<usize>> = bugs.iter().map(|b| b.buckets.clone()).collect();
+        assert_eq!(buckets, vec![vec![0, 1, 2], vec![3], vec![4]]);
+        // `--match any` keeps its meaning: everything is one identity.
+        assert_eq!(group(&crashes, MatchMode::Any).len(), 1);
     }
 
     #[test]
