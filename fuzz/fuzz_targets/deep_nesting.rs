@@ -6,8 +6,8 @@
 //! nests (`expr`: parentheses, signs, sums and quotients; `json`: arrays,
 //! objects), a shape (up to 8 levels, cycled, each an opening and a closing
 //! text: `(` … `)`, `-` … ``, `{"k":` … `}`, …), an innermost value and a
-//! nesting depth up to 200,000 (log-uniform: most inputs are quick, some
-//! very deep; at most 300 KB). Then:
+//! nesting depth up to 100,000 (log-uniform: most inputs are quick, some
+//! very deep; at most 100 KB, 50 KB of `json`). Then:
 //!
 //! * the text parses, its tree prints back to it, is a derivation from the
 //!   start symbol and is deeper than the nesting; a copy of the tree is
@@ -41,21 +41,28 @@ use reduce_crash::reduce::oracle::Oracle;
 use reduce_crash::reduce::reduce_nesting;
 
 /// Deepest nesting generated.
-const MAX_DEPTH: u32 = 200_000;
+const MAX_DEPTH: u32 = 100_000;
 
 /// Longest input generated (deep levels of long shapes are cut to fit):
-/// 200,000 signs, 150,000 parentheses or brackets, fewer of longer levels.
-/// The parse, copy, comparison, hash and drop of the tree of 600 KB of
-/// `[0,` levels took 7 s in this instrumented build, too close to
-/// libFuzzer's 10 s.
-const MAX_BYTES: usize = 300_000;
+/// 100,000 signs, 50,000 parentheses, fewer of longer levels. In the
+/// AddressSanitizer build `cargo fuzz run` makes, one execution on 300 KB
+/// of `[0,` levels (75,000 deep) took 16.7 s in full (parse 27%, hash 18%,
+/// the derivation check 13%, drop 10%: all linear, but every node is an
+/// instrumented allocation), past libFuzzer's `-timeout=10`; 100 KB of
+/// parentheses takes 3.2 s on an idle machine.
+const MAX_BYTES: usize = 100_000;
+
+/// The same for `json`, whose levels make about three times the nodes per
+/// byte (6.0 s for 100 KB of `[0,`).
+const MAX_JSON_BYTES: usize = 50_000;
 
 /// A tree strategy runs when its tree's nodes times its test budget are at
 /// most this: every test costs a batch of 16 candidate copies of the tree
-/// (each copied, checked, printed and dropped: about 0.8 s for a million
-/// nodes in this instrumented build). 200,000 keeps an execution within
-/// about 3 s (a tree 40,000 parentheses deep, one test).
-const MAX_REDUCED_WORK: usize = 200_000;
+/// (each copied, checked, printed and dropped), and GrammarReducer's first
+/// scan walks the whole tree. At 200,000 one test on a tree 39,000
+/// parentheses deep took 4.5 s of a 5.8 s execution under
+/// AddressSanitizer; 60,000 keeps the strategy near a second.
+const MAX_REDUCED_WORK: usize = 60_000;
 
 /// Levels of `expr`: (opening, closing) text around the level below.
 const EXPR_LEVELS: [(&str, &str); 6] = [
@@ -91,7 +98,7 @@ struct Case {
     /// Byte 1: the innermost value.
     core: u8,
     /// Bytes 2-5 (little-endian), cut to `bits % 19` bits (at most
-    /// 262,143), then to [`MAX_DEPTH`] and [`MAX_BYTES`]: the depth.
+    /// 262,143), then to [`MAX_DEPTH`] and [`MAX_BYTES`] ([`MAX_JSON_BYTES`]): the depth.
     raw: u32,
     /// Byte 6.
     bits: u8,
@@ -236,7 +243,8 @@ fuzz_target!(|data: &[u8]| {
         .map(|(o, c)| o.len() + c.len())
         .max()
         .unwrap_or(1);
-    depth = depth.min((MAX_BYTES - core.len()) / widest.max(1));
+    let max_bytes = if json { MAX_JSON_BYTES } else { MAX_BYTES };
+    depth = depth.min((max_bytes - core.len()) / widest.max(1));
 
     let mut input = Vec::new();
     for k in 0..depth {
