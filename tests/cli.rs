@@ -1356,3 +1356,60 @@ fn colours_follow_cargos_conventions() {
         &[]
     ));
 }
+
+// ------------------------------------------------------------------ no orphans
+
+/// Processes whose command line is the fixture's `infinite_loop` driver.
+fn infinite_loop_drivers() -> Vec<libc::pid_t> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: libc::pid_t = e.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            let program = cmdline.split(|&b| b == 0).next()?;
+            program.ends_with(b"/infinite_loop").then_some(pid)
+        })
+        .collect()
+}
+
+/// A tool killed with SIGKILL while a candidate hangs leaves no driver
+/// spinning (with and without the fork server): the drivers notice that
+/// nobody can send them requests any more and end.
+#[test]
+fn a_killed_run_leaves_no_hanging_driver_behind() {
+    let fx = fixture();
+    let _guard = lock_target("infinite_loop");
+    let data = noisy_with_len("orphans", b"WAIT\x03", 200);
+    let artifact = fx.write_artifact("infinite_loop", "orphans", &data);
+    for fork_server in ["1", "0"] {
+        assert_eq!(infinite_loop_drivers(), Vec::<libc::pid_t>::new());
+        let mut args = with_target_dir(&["--timeout", "30", "--message-format", "json"]);
+        args.push(artifact.display().to_string());
+        let mut cmd = command(&args, &fx.root);
+        cmd.env("RC_FORK_SERVER", fork_server);
+        let started = Instant::now();
+        let mut child = cmd.spawn().unwrap();
+        // Classifying the original hangs for the 30 s limit: kill it then.
+        while infinite_loop_drivers().len() < 2 - usize::from(fork_server == "0") {
+            assert!(
+                started.elapsed() < RUN_LIMIT,
+                "no driver started (fork server {fork_server})"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        child.kill().unwrap();
+        let _ = child.wait();
+        let killed = Instant::now();
+        while !infinite_loop_drivers().is_empty() {
+            assert!(
+                killed.elapsed() < Duration::from_secs(5),
+                "drivers still running 5 s after the tool was killed (fork server {fork_server}): {:?}",
+                infinite_loop_drivers()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    assert_unmodified(&artifact, &data);
+}

@@ -110,6 +110,7 @@ pub fn main(target: Target) -> i32 {
             return 0;
         }
         limits.watch_rss();
+        crate::fork_server::exit_when_orphaned(&input);
         crate::serve::serve(&target, input, output)
     }
 }

@@ -18,6 +18,7 @@ use crate::__driver::Target;
 use crate::limits::Limits;
 use std::fs::File;
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 /// What the process serving requests is doing.
@@ -88,6 +89,7 @@ pub fn run(target: &Target, input: File, mut output: File, mut hello: Vec<u8>, l
             std::process::exit(0);
         }
         limits.watch_rss();
+        exit_when_orphaned(&input);
         crate::serve::serve(target, input, output)
     }
     PHASE.store(page.cast(), Ordering::Relaxed);
@@ -122,7 +124,7 @@ pub fn run(target: &Target, input: File, mut output: File, mut hello: Vec<u8>, l
             unsafe { libc::kill(pid, libc::SIGKILL) };
             std::process::exit(0);
         }
-        let status = wait(pid, out, limits.rss_mb());
+        let status = wait(pid, out, limits.rss_mb(), input.as_raw_fd());
         let phase = phase();
         let printed = tail(out);
         if out >= 0 {
@@ -141,27 +143,64 @@ pub fn run(target: &Target, input: File, mut output: File, mut hello: Vec<u8>, l
     }
 }
 
-/// Waits for the child to die. With an RSS limit, checks the child's peak
+/// Serving in this process (no fork server): a thread ends the process
+/// once nobody can send requests any more (the tool is gone, even killed
+/// with SIGKILL), since an input that hangs would otherwise spin for ever.
+pub fn exit_when_orphaned(requests: &File) {
+    let fd = requests.as_raw_fd();
+    let _ = std::thread::Builder::new()
+        .name("rc-orphan-watch".into())
+        .spawn(move || loop {
+            let mut pfd = libc::pollfd {
+                fd,
+                events: 0,
+                revents: 0,
+            };
+            let ready = unsafe { libc::poll(&mut pfd, 1, -1) };
+            if ready > 0 && pfd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+                unsafe { libc::_exit(0) };
+            }
+        });
+}
+
+/// Waits for the child to die, or ends the server (and the child) when the
+/// tool is gone. With an RSS limit, checks the child's peak
 /// RSS every 100 ms meanwhile (from here, not from a thread in every child:
 /// starting a thread per child doubled the cost of a crash), and kills it
 /// with libFuzzer's out-of-memory report when it is over: the same check
 /// the child makes after every input, for inputs that run long.
-fn wait(pid: libc::pid_t, out: i32, rss_limit_mb: usize) -> i32 {
-    let pidfd = if rss_limit_mb > 0 {
-        unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32 }
-    } else {
-        -1
-    };
+fn wait(pid: libc::pid_t, out: i32, rss_limit_mb: usize, requests: i32) -> i32 {
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32 };
     if pidfd >= 0 {
         loop {
-            let mut pfd = libc::pollfd {
-                fd: pidfd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            let ready = unsafe { libc::poll(&mut pfd, 1, 100) };
-            if ready != 0 {
+            // The child's end, and the end of the requests: when the tool
+            // is gone (killed, even with SIGKILL), nobody writes to them any
+            // more, and a child stuck in a hang would spin for ever.
+            let mut pfd = [
+                libc::pollfd {
+                    fd: pidfd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: requests,
+                    events: 0,
+                    revents: 0,
+                },
+            ];
+            let every = if rss_limit_mb > 0 { 100 } else { 1000 };
+            let ready = unsafe { libc::poll(pfd.as_mut_ptr(), 2, every) };
+            if ready > 0 && pfd[0].revents != 0 {
                 break;
+            }
+            if ready > 0 && pfd[1].revents & (libc::POLLHUP | libc::POLLERR) != 0 {
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                let mut status = 0;
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+                std::process::exit(0);
+            }
+            if rss_limit_mb == 0 {
+                continue;
             }
             let peak = peak_rss_mb(pid);
             if peak > rss_limit_mb {
