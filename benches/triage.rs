@@ -181,6 +181,9 @@ fn with_crash_files_only<R>(f: &Fleet, scratch: &Path, run: impl FnOnce() -> R) 
     (kept, r)
 }
 
+/// One tool's group: its files, its severity tier and class.
+type Group = (BTreeSet<String>, String, String);
+
 /// What one run of ours showed.
 struct Ours {
     secs: f64,
@@ -241,7 +244,7 @@ fn casr(
     bins: &Path,
     scratch: &Path,
     jobs: usize,
-) -> (Vec<(BTreeSet<String>, String, String)>, f64, String) {
+) -> (Vec<Group>, f64, String) {
     let out_root = scratch.join(format!(
         "casr-{}",
         f.root.file_name().unwrap().to_string_lossy()

@@ -1357,6 +1357,120 @@ fn colours_follow_cargos_conventions() {
     ));
 }
 
+// ------------------------------------------------------------------ progress on a terminal
+
+/// On a terminal (a pseudo-terminal here), a reduction shows one line that
+/// is redrawn in place: the pass it is in, the best size so far, the tests
+/// and their rate, the time, and how long since the best last got smaller.
+#[test]
+fn the_progress_line_names_the_pass_and_the_time_since_the_last_improvement() {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let fx = fixture();
+    let _guard = lock_target("slow_buffer");
+    // At least a millisecond a test, and hundreds of tests to get down to
+    // the 64 bytes the bug needs: about a second of reduction.
+    let data = noisy_with_len("progress_pty", b"SLOW!", 600);
+    let artifact = fx.write_artifact("slow_buffer", "progress_pty", &data);
+    let (mut master, mut slave) = (-1, -1);
+    // Wide enough that no line is cut to the terminal's width.
+    let size = libc::winsize {
+        ws_row: 50,
+        ws_col: 250,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: openpty writes two descriptors we then own.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &size,
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both are open and ours alone.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut args = with_target_dir::<&str>(&[]);
+    args.push(artifact.display().to_string());
+    let mut cmd = command(&args, &fx.root);
+    cmd.stderr(std::process::Stdio::from(slave));
+    let child = cmd.spawn().expect("spawn");
+    drop(cmd); // the parent's copy of the slave: EOF once the child exits
+    let reader = std::thread::spawn(move || {
+        let mut tty = std::fs::File::from(master);
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Linux answers EIO once the last slave descriptor is closed.
+        while let Ok(n) = tty.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&all).into_owned()
+    });
+    let out = child.wait_with_output().expect("wait");
+    let screen = reader.join().expect("reader");
+    assert_eq!(out.status.code(), Some(0), "{screen}");
+    // Redrawn lines, each the progress of one moment (escape sequences
+    // that clear and move the cursor taken out).
+    let mut plain = String::new();
+    let mut chars = screen.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            plain.push(c);
+        }
+    }
+    let screen = plain;
+    let lines: Vec<&str> = screen
+        .split(['\r', '\n'])
+        .filter(|l| l.contains("tests (") && l.contains("best "))
+        .collect();
+    assert!(
+        !lines.is_empty(),
+        "no progress line on the terminal:\n{screen}"
+    );
+    let passes = [
+        "truncate: ",
+        "chunks: ",
+        "nesting: ",
+        "numbers: ",
+        "fields: ",
+        "windows: ",
+        "ddmin: ",
+        "simplify: ",
+        "random: ",
+    ];
+    for line in &lines {
+        assert!(line.contains("Reducing"), "{line:?}");
+        assert!(
+            passes.iter().any(|p| line.contains(p)),
+            "no pass named: {line:?}"
+        );
+        assert!(line.contains(&format!("{} → ", data.len())), "{line:?}");
+        assert!(
+            line.contains("/s), ") && line.trim_end().ends_with("s ago"),
+            "{line:?}"
+        );
+    }
+    // The final lines are printed as usual, the progress line cleared.
+    assert!(screen.contains("Reduced"), "{screen}");
+    let reduced = std::fs::read(reduced_path(&artifact)).unwrap();
+    assert!(
+        reduced.len() == 64 && contains(&reduced, b"SLOW!"),
+        "{reduced:?}"
+    );
+}
+
 // ------------------------------------------------------------------ no orphans
 
 /// Processes whose command line is the fixture's `infinite_loop` driver.

@@ -192,3 +192,43 @@ fn speculative_answers_are_the_sequential_ones() {
         assert!(on_helpers > 0, "the other drivers ran nothing");
     }
 }
+
+/// Without `-j`, an artifact whose runs take 5 ms or more gets a driver per
+/// core (here a hang, killed at `--timeout 0.3`): the result is one driver's.
+#[test]
+fn slow_tests_get_a_driver_per_core_without_j() {
+    let fx = fixture();
+    let _guard = lock_target("infinite_loop");
+    let data = noisy_with_len("jobs_auto", b"WAIT\x03", 200);
+    let artifact = fx.write_artifact("infinite_loop", "jobs_auto", &data);
+    let output = reduced_path(&artifact);
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let reduce_with = |extra: &[&str]| -> (Vec<u8>, common::Run) {
+        let _ = std::fs::remove_file(&output);
+        let mut args: Vec<String> = ["--timeout", "0.3"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect();
+        args.push(artifact.display().to_string());
+        let run = common::run(&args, &fx.root);
+        run.assert_code(0).assert_no_panic();
+        (std::fs::read(&output).unwrap(), run)
+    };
+    let (auto, run) = reduce_with(&[]);
+    if cores > 1 {
+        assert!(
+            run.stderr
+                .contains(&format!(", {cores} drivers: a test takes 300ms)")),
+            "{}",
+            run.describe()
+        );
+    } else {
+        assert!(!run.stderr.contains("drivers"), "{}", run.describe());
+    }
+    let (one, run) = reduce_with(&["-j", "1"]);
+    assert!(!run.stderr.contains("drivers:"), "{}", run.describe());
+    assert_eq!(auto, one, "the drivers changed the result");
+    assert_eq!(&auto[..4], b"WAIT");
+    assert_unmodified(&artifact, &data);
+}

@@ -407,6 +407,7 @@ mod tests {
             budget: Default::default(),
             fork_server: true,
             drivers: 1,
+            auto_drivers: false,
             pipeline: Default::default(),
         };
         let base = settings_key(&opts);

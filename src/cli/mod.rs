@@ -90,7 +90,7 @@ pub struct Cli {
     #[arg(long, conflicts_with_all = ["all", "classify", "corpus", "partition", "baseline"])]
     pub merge: bool,
 
-    /// Drivers at work at the same time. With directories, several artifacts or --all: artifacts rerun and reduced in parallel (default: available parallelism). With one artifact: N drivers test its candidates speculatively, same result as one driver (default: 1).
+    /// Drivers at work at the same time. With directories, several artifacts or --all: artifacts rerun and reduced in parallel (default: available parallelism). With one artifact: N drivers test its candidates speculatively, same result as one driver (default: one per core when a test takes 5 ms or more, else 1).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
 
@@ -460,6 +460,7 @@ impl Cli {
                 Some(_) => 1,
                 None => self.jobs.unwrap_or(1),
             },
+            auto_drivers: self.campaign().is_none() && self.jobs.is_none(),
         })
     }
 }
@@ -500,7 +501,10 @@ mod tests {
         // spread artifacts over the jobs instead.
         let opts = |args: &[&str]| Cli::parse_from(args).options(PathBuf::from("/")).unwrap();
         assert_eq!(opts(&["x", &file]).drivers, 1);
+        assert!(opts(&["x", &file]).auto_drivers);
         assert_eq!(opts(&["x", "-j", "2", &file]).drivers, 2);
+        assert!(!opts(&["x", "-j", "1", &file]).auto_drivers);
+        assert!(!opts(&["x", &dir]).auto_drivers);
         assert_eq!(opts(&["x", "-j", "2", &dir]).drivers, 1);
         assert_eq!(opts(&["x", "-j", "2", &file, &file]).drivers, 1);
     }

@@ -36,6 +36,7 @@ pub mod rng;
 pub mod seeds;
 pub mod shrink;
 pub mod simplify;
+pub mod spans;
 #[cfg(test)]
 mod testing;
 pub mod truncate;
@@ -55,6 +56,7 @@ pub use numbers::reduce_numbers;
 pub use random::reduce_randomly;
 pub use seeds::{fuzzingbook_dd, seed_ddmin, seed_ddrmin};
 pub use simplify::{simplify, Canonical};
+pub use spans::delete_spans;
 pub use truncate::truncate;
 
 /// Tests the random last stage runs per fixpoint by default: as many runs
@@ -84,7 +86,7 @@ impl Default for Pipeline {
 }
 
 /// What one pass of the pipeline did, summed over its runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct PassStats {
     pub name: &'static str,
     /// Candidates it ran (cache hits not counted when the oracle can tell).
@@ -93,16 +95,18 @@ pub struct PassStats {
     pub removed: u64,
     /// Runs of it that changed the input.
     pub improved: u64,
+    /// Wall-clock seconds spent in it (its tests included).
+    pub secs: f64,
 }
 
 /// Per-pass counts of a [`reduce_with`] run, in pipeline order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PassLog {
     pub passes: Vec<PassStats>,
 }
 
 impl PassLog {
-    fn record(&mut self, name: &'static str, tests: u64, before: &[u8], after: &[u8]) {
+    fn record(&mut self, name: &'static str, tests: u64, secs: f64, before: &[u8], after: &[u8]) {
         let i = match self.passes.iter().position(|p| p.name == name) {
             Some(i) => i,
             None => {
@@ -111,6 +115,7 @@ impl PassLog {
                     tests: 0,
                     removed: 0,
                     improved: 0,
+                    secs: 0.0,
                 });
                 self.passes.len() - 1
             }
@@ -119,6 +124,7 @@ impl PassLog {
         p.tests += tests;
         p.removed += (before.len() - after.len()) as u64;
         p.improved += u64::from(before != after);
+        p.secs += secs;
     }
 }
 
@@ -151,6 +157,10 @@ impl<O: Oracle<u8> + ?Sized> Oracle<u8> for Counting<'_, O> {
         self.inner.exhausted()
     }
 
+    fn phase(&mut self, name: &'static str) {
+        self.inner.phase(name);
+    }
+
     fn executed(&self) -> Option<u64> {
         self.inner.executed()
     }
@@ -181,14 +191,19 @@ where
 /// 3. [`delete_windows`] and [`ddmin()`] (the 1-minimality guarantee);
 /// 4. [`simplify()`].
 ///
-/// Rounds repeat while step 2 or 4 changes anything. At the fixpoint, the
-/// random stage ([`reduce_randomly`]) gets `pipeline.random_tests` tests
-/// (at most as many as the rounds asked for since the last random stage);
-/// if it finds something, the rounds start again.
+/// Rounds repeat while step 2 or 4 changes anything. At the fixpoint,
+/// [`delete_spans`] tries every span between two token or line boundaries
+/// (on inputs with few enough of them); if it deletes one, the rounds start
+/// again. Then the random stage ([`reduce_randomly`]) gets
+/// `pipeline.random_tests` tests (at most as many as the rounds asked for
+/// since the last random stage); if it finds something, the rounds start
+/// again.
 ///
 /// The result is interesting (or the input itself), never longer than the
-/// input, 1-minimal, and a fixpoint of [`simplify()`] — unless the oracle
-/// became exhausted, in which case the best result so far is returned.
+/// input, 1-minimal, a fixpoint of [`simplify()`] and (with at most
+/// [`spans::MAX_BOUNDARIES`] boundaries) of [`delete_spans`] — unless the
+/// oracle became exhausted, in which case the best result so far is
+/// returned.
 pub fn reduce_with<O>(
     input: &[u8],
     oracle: &mut O,
@@ -218,9 +233,12 @@ where
                 if oracle.exhausted() {
                     return current;
                 }
+                oracle.phase($name);
                 let tests = oracle.tests();
+                let started = std::time::Instant::now();
                 let next: Vec<u8> = $f(&current, &mut oracle);
-                log.record($name, oracle.tests() - tests, &current, &next);
+                let secs = started.elapsed().as_secs_f64();
+                log.record($name, oracle.tests() - tests, secs, &current, &next);
                 let changed = next != current;
                 current = next;
                 changed
@@ -237,6 +255,11 @@ where
         pass!("ddmin", ddmin);
         structural |= pass!("simplify", simplify);
         if structural {
+            continue;
+        }
+        // At the fixpoint only: quadratic in the boundaries, it is for the
+        // last, small stage (and finds nothing the passes above would).
+        if pass!("spans", delete_spans) {
             continue;
         }
         if pipeline.random_tests == 0
@@ -283,7 +306,8 @@ where
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Strategy {
     /// [`reduce`]: truncation, chunks, nesting, numbers, binary fields,
-    /// ddmin and simplification to a fixpoint, then a random stage.
+    /// ddmin and simplification to a fixpoint, spans between boundaries,
+    /// then a random stage.
     #[default]
     Default,
     /// [`ddmin()`] alone.

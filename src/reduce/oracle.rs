@@ -39,6 +39,10 @@ pub trait Oracle<E> {
         None
     }
 
+    /// The reducer is entering the pass `name` (`truncate`, `ddmin`, …):
+    /// for progress shown to a person only, never for answers.
+    fn phase(&mut self, _name: &'static str) {}
+
     /// Where the draws of a choice sequence begin and end, if the oracle can
     /// tell (a typed fuzz target's driver probes its own decoder); `None`
     /// when it cannot. Reducers use it only to aim their candidates: every
@@ -261,6 +265,10 @@ impl<E: Hash + Eq + Clone, O: Oracle<E>> Oracle<E> for Cached<E, O> {
 
     fn exhausted(&self) -> bool {
         self.inner.exhausted()
+    }
+
+    fn phase(&mut self, name: &'static str) {
+        self.inner.phase(name);
     }
 
     fn executed(&self) -> Option<u64> {

@@ -53,6 +53,10 @@ pub struct Progress {
     pub executed: u64,
     pub best_len: usize,
     pub elapsed: Duration,
+    /// The pass the reducer said it is in ([`Oracle::phase`]), if any.
+    pub phase: Option<&'static str>,
+    /// Since the best so far last got smaller (or since the start).
+    pub since_improvement: Duration,
 }
 
 /// Limits on a reduction.
@@ -77,6 +81,10 @@ pub struct CrashOracle<'a> {
     error: Option<Error>,
     on_progress: Option<Box<dyn FnMut(Progress) + 'a>>,
     last_progress: Instant,
+    /// The reducer's current pass, as it announced it.
+    phase: Option<&'static str>,
+    /// When `best` last changed.
+    improved_at: Instant,
     /// The last structure probe: reducers ask about the same input repeatedly.
     last_spans: Option<(Vec<u8>, Option<Vec<Span>>)>,
     /// Extra drivers sharing candidate lists with `exec` (none: `exec` alone).
@@ -123,6 +131,8 @@ impl<'a> CrashOracle<'a> {
             error: None,
             on_progress: None,
             last_progress: Instant::now(),
+            phase: None,
+            improved_at: Instant::now(),
             last_spans: None,
             helpers: Vec::new(),
             pending: Vec::new(),
@@ -280,6 +290,7 @@ impl<'a> CrashOracle<'a> {
         let interesting = self.count(outcome);
         if interesting && shortlex_less(candidate, &self.best) {
             let old = std::mem::replace(&mut self.best, candidate.to_vec());
+            self.improved_at = Instant::now();
             if self.history.len() == HISTORY {
                 self.history.pop_front();
             }
@@ -299,6 +310,8 @@ impl<'a> CrashOracle<'a> {
             executed: self.executed,
             best_len: self.best.len(),
             elapsed: self.started.elapsed(),
+            phase: self.phase,
+            since_improvement: now.duration_since(self.improved_at),
         };
         if let Some(f) = self.on_progress.as_mut() {
             f(p);
@@ -487,6 +500,10 @@ impl Oracle<u8> for CrashOracle<'_> {
 
     fn exhausted(&self) -> bool {
         self.stop.is_some()
+    }
+
+    fn phase(&mut self, name: &'static str) {
+        self.phase = Some(name);
     }
 
     fn spans(&mut self, candidate: &[u8]) -> Option<Vec<Span>> {

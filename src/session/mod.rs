@@ -72,6 +72,25 @@ pub struct Options {
     /// the same way, evaluating candidate lists speculatively with the same
     /// result as one driver alone ([`CrashOracle::with_helpers`]).
     pub drivers: usize,
+    /// `-j` was not given for a single artifact: when its tests are slow
+    /// ([`SLOW_TEST`]), every available core gets a driver
+    /// ([`drivers_for`]).
+    pub auto_drivers: bool,
+}
+
+/// A test at least this slow (the original's slowest run) is worth more
+/// drivers: starting one costs a few milliseconds, and a list of candidates
+/// handed out in chunks then finishes up to that many times sooner.
+pub const SLOW_TEST: Duration = Duration::from_millis(5);
+
+/// Drivers for reducing one artifact whose slowest run took `slowest`: as
+/// `-j` says, or, without it, one per available core for slow tests.
+pub fn drivers_for(opts: &Options, slowest: Duration) -> usize {
+    if opts.auto_drivers && slowest >= SLOW_TEST {
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+    } else {
+        opts.drivers.max(1)
+    }
 }
 
 /// Which reducer to run.
@@ -688,6 +707,7 @@ pub fn reduce_reproduced(
         Some(_) => tree_strategy.name(),
         None => strategy.name(),
     };
+    let drivers = drivers_for(opts, slowest);
     if let Some(r) = reporter.as_deref_mut() {
         let limit = match (signature.kind, timeout_goal.and_then(|g| g.libfuzzer)) {
             (CrashKind::Timeout, Some(n)) => format!(
@@ -699,10 +719,13 @@ pub fn reduce_reproduced(
             }
             _ => format!("timeout {:.2}s", timeout.as_secs_f64()),
         };
-        let drivers = if opts.drivers > 1 {
-            format!(", {} drivers", opts.drivers)
-        } else {
-            String::new()
+        let drivers = match drivers {
+            1 => String::new(),
+            n if opts.auto_drivers => format!(
+                ", {n} drivers: a test takes {:.0}ms",
+                slowest.as_secs_f64() * 1e3
+            ),
+            n => format!(", {n} drivers"),
         };
         r.status(
             "Reducing",
@@ -722,10 +745,10 @@ pub fn reduce_reproduced(
         let progress_reporter = std::cell::RefCell::new(reporter.as_deref_mut());
         let oracle = CrashOracle::new(&mut *exec, signature.clone(), opts.match_mode, data)
             .with_budget(opts.budget)
-            .with_new_helpers(opts.drivers.saturating_sub(1))
+            .with_new_helpers(drivers - 1)
             .on_progress(|pr| {
                 if let Some(r) = progress_reporter.borrow_mut().as_deref_mut() {
-                    r.progress(original_len, pr.best_len, pr.executed, pr.elapsed)
+                    r.progress(original_len, &pr)
                 }
             });
         let mut cached = Cached::new(oracle);

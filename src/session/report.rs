@@ -273,15 +273,11 @@ impl Reporter {
         self.bar = Some(bar);
     }
 
-    /// A reduction's progress: current size, tests, tests per second, time.
-    pub fn progress(&mut self, original: usize, best: usize, tests: u64, elapsed: Duration) {
-        let rate = tests as f64 / elapsed.as_secs_f64().max(1e-9);
-        let message = format!(
-            "{original} → {best} bytes, {tests} tests ({}/s), {:.1}s",
-            human_count(rate),
-            elapsed.as_secs_f64()
-        );
-        self.show_progress("Reducing", None, message);
+    /// A reduction's progress: the pass, best size so far, tests, tests
+    /// per second, time, and how long since the best last got smaller (so
+    /// that a user can tell whether waiting pays; Ctrl-C keeps the best).
+    pub fn progress(&mut self, original: usize, p: &crate::run::crash_oracle::Progress) {
+        self.show_progress("Reducing", None, progress_line(original, p));
     }
 
     /// A directory run: `total` reductions started (a bar on a terminal).
@@ -530,6 +526,20 @@ impl Reporter {
         let _ = writeln!(out, "{v}");
         let _ = out.flush();
     }
+}
+
+/// `ddmin: 4096 → 210 bytes, 1.2k tests (560/s), 3.2s, best 0.8s ago`.
+fn progress_line(original: usize, p: &crate::run::crash_oracle::Progress) -> String {
+    let secs = p.elapsed.as_secs_f64();
+    let rate = p.executed as f64 / secs.max(1e-9);
+    let phase = p.phase.map(|n| format!("{n}: ")).unwrap_or_default();
+    format!(
+        "{phase}{original} → {} bytes, {} tests ({}/s), {secs:.1}s, best {:.1}s ago",
+        p.best_len,
+        p.executed,
+        human_count(rate),
+        p.since_improvement.as_secs_f64()
+    )
 }
 
 /// 1234567 → "1.23M".

@@ -738,6 +738,15 @@ pub fn check_finished(
             }
             let removed: u64 = passes.iter().filter_map(|p| p["removed"].as_u64()).sum();
             assert_eq!(removed, original_len as u64 - reduced_len, "{v}");
+            // Seconds per pass: none negative, together within the run's.
+            let secs: Vec<f64> = passes.iter().filter_map(|p| p["secs"].as_f64()).collect();
+            assert_eq!(secs.len(), passes.len(), "a pass without secs: {v}");
+            assert!(secs.iter().all(|&s| s >= 0.0), "{v}");
+            let total: f64 = secs.iter().sum();
+            assert!(
+                total <= v["elapsed_secs"].as_f64().unwrap() + 1e-3,
+                "passes took {total}s of a shorter run: {v}"
+            );
         }
     }
     assert!(

@@ -195,6 +195,7 @@ impl TreeStrategy {
     where
         O: Oracle<u8> + ?Sized,
     {
+        oracle.phase(self.name());
         let mut tester = Tester::new(grammar, tree, oracle);
         let result = match self {
             TreeStrategy::Hdd => hdd::run(&mut tester, tree.clone()),
@@ -283,6 +284,10 @@ impl<O: Oracle<u8> + ?Sized> Oracle<u8> for BytesOracle<'_, '_, O> {
 
     fn exhausted(&self) -> bool {
         self.0.exhausted()
+    }
+
+    fn phase(&mut self, name: &'static str) {
+        self.0.oracle.phase(name);
     }
 }
 
