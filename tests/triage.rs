@@ -218,8 +218,12 @@ fn all_finds_exactly_the_fleets_bug_list() {
         .collect();
     assert_eq!(emitted, expected);
 
-    // A second run: nothing to do, the same fingerprints.
-    let again = run_fleet(&root, &["--max-time", "600"]);
+    // A second run: nothing to do, the same fingerprints; its tests, into
+    // another directory, come from the recorded results, the same files.
+    let again = run_fleet(
+        &root,
+        &["--max-time", "600", "--emit-test", "fuzz/tests/again"],
+    );
     again.assert_code(0);
     assert_eq!(bugs_of(&again), bugs);
     assert!(again
@@ -227,6 +231,14 @@ fn all_finds_exactly_the_fleets_bug_list() {
         .iter()
         .filter(|v| v["reason"] == "bug")
         .all(|v| v["status"] == "cached"));
+    for name in &expected {
+        assert_eq!(
+            std::fs::read_to_string(tests.join(name)).unwrap(),
+            std::fs::read_to_string(root.join("fuzz/tests/again").join(name))
+                .unwrap_or_else(|e| panic!("{name} not written for a cached bug: {e}")),
+            "{name}"
+        );
+    }
 }
 
 /// The SARIF a run writes is valid SARIF 2.1.0, as Microsoft's SARIF

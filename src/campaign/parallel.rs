@@ -165,6 +165,7 @@ impl Campaign<'_> {
         };
         let mut results: Vec<Vec<(usize, Reduction)>> = Vec::with_capacity(bugs.len());
         let mut tasks: Vec<(usize, usize)> = Vec::new(); // (bug, artifact)
+        let mut cached_tests: Vec<(usize, usize)> = Vec::new();
         let mine = match &self.copts.partition {
             Some(p) => p.mine(bugs),
             None => vec![true; bugs.len()],
@@ -210,6 +211,9 @@ impl Campaign<'_> {
                 // same way, run alone in a fresh process.
                 match recorded {
                     Some(r) if self.output_reproduces(&mut checks, m) => {
+                        if self.opts.emit_test.is_some() && m == self.representative(buckets, bug) {
+                            cached_tests.push((b, m));
+                        }
                         known.push((m, Reduction::Cached(r)))
                     }
                     _ => tasks.push((b, m)),
@@ -217,24 +221,28 @@ impl Campaign<'_> {
             }
             results.push(known);
         }
+        // `--emit-test DIR` for bugs whose result is recorded: written from
+        // that result, as a reduction would have.
+        for &(b, m) in &cached_tests {
+            let Some(path) = test_path(&mut self.destinations, self.opts, &bugs[b], reporter)
+            else {
+                continue;
+            };
+            if let Err(e) = self.emit_cached_test(&mut checks, m, &path, reporter) {
+                reporter.warn(format!("{}: {e}", path.display()));
+            }
+        }
         drop(checks);
         // `--emit-test DIR`: a test per bug, named by its fingerprint, for
         // its representative.
         let mut tests: HashMap<(usize, usize), PathBuf> = HashMap::new();
-        if let Some(dir) = &self.opts.emit_test {
+        if self.opts.emit_test.is_some() {
             for &(b, m) in &tasks {
                 if m != self.representative(buckets, &bugs[b]) {
                     continue;
                 }
-                let path = dir.join(format!(
-                    "crash_{}.rs",
-                    bugs[b].fingerprint.replace('-', "_")
-                ));
-                match self.destinations.claim_creating_dirs(&path, "--emit-test") {
-                    Ok(p) => {
-                        tests.insert((b, m), p);
-                    }
-                    Err(e) => reporter.warn(e.to_string()),
+                if let Some(p) = test_path(&mut self.destinations, self.opts, &bugs[b], reporter) {
+                    tests.insert((b, m), p);
                 }
             }
         }
@@ -380,6 +388,39 @@ impl Campaign<'_> {
             Ok(Outcome::Crash(ref s)) if self.opts.match_mode.matches(signature, s))
     }
 
+    /// Writes the regression test of artifact `m`'s recorded result.
+    fn emit_cached_test(
+        &self,
+        pool: &mut Pool<'_>,
+        m: usize,
+        path: &Path,
+        reporter: &mut Reporter,
+    ) -> Result<()> {
+        let f = &self.found[m];
+        let Some(Classification::Crash {
+            signature,
+            slowest_secs,
+            ..
+        }) = &f.class
+        else {
+            unreachable!("only crashing artifacts have results");
+        };
+        let target = &self.targets[f.target];
+        let output = f.output();
+        let result = session::ExistingResult {
+            project: &self.projects[target.project],
+            target: &target.name,
+            build: &target.kind,
+            artifact: &f.path,
+            original_len: f.len as usize,
+            signature,
+            slowest: Duration::from_secs_f64(*slowest_secs),
+            output: &output,
+        };
+        let exec = pool.get(f.target)?;
+        session::emit_test_for_existing(self.opts, exec, &result, path, Some(reporter))
+    }
+
     /// Adds a complete reduction to the artifact's record (an interrupted
     /// or budget-limited one only removes the stale entry: the file changed).
     pub(super) fn record_reduction(
@@ -406,5 +447,24 @@ impl Campaign<'_> {
             }
         }
         write_record(&f.record_path(), &record)
+    }
+}
+
+/// `--emit-test DIR`'s file for `bug` (`crash_<fingerprint>.rs`), claimed
+/// for this run; `None` (with a warning) if it cannot be.
+fn test_path(
+    destinations: &mut Destinations,
+    opts: &Options,
+    bug: &Bug,
+    reporter: &mut Reporter,
+) -> Option<PathBuf> {
+    let dir = opts.emit_test.as_ref()?;
+    let path = dir.join(format!("crash_{}.rs", bug.fingerprint.replace('-', "_")));
+    match destinations.claim_creating_dirs(&path, "--emit-test") {
+        Ok(p) => Some(p),
+        Err(e) => {
+            reporter.warn(e.to_string());
+            None
+        }
     }
 }

@@ -870,20 +870,7 @@ pub fn reduce_reproduced(
             reduced: &best,
             debug: debug.as_deref(),
         };
-        test.write(path)?;
-        if let Some(r) = reporter.as_mut() {
-            match test.failing(path) {
-                Failing::PlainTest(_) => {}
-                Failing::Sanitizer { name, command } => r.note(format!(
-                    "{}: a plain `cargo test` passes it, since only {name} sees this bug; it fails under {name}: {command}",
-                    path.display()
-                )),
-                Failing::FuzzBinaryOnly { what } => r.note(format!(
-                    "{}: a plain `cargo test` does not fail on {what}; replay through the fuzz binary: {reproduce}",
-                    path.display()
-                )),
-            }
-        }
+        write_test(&test, path, reporter.as_deref_mut())?;
     }
     Ok(Summary {
         emitted_test: emit_test,
@@ -948,6 +935,84 @@ enum Published {
     /// fresh process, does not crash as it was classified (a stale record):
     /// what it did instead.
     OriginalDoesNotCrash(String),
+}
+
+/// Writes `test` at `path` and says on the terminal when a plain
+/// `cargo test` will not fail on it.
+fn write_test(
+    test: &RegressionTest<'_>,
+    path: &Path,
+    reporter: Option<&mut Reporter>,
+) -> Result<()> {
+    test.write(path)?;
+    if let Some(r) = reporter {
+        match test.failing(path) {
+            Failing::PlainTest(_) => {}
+            Failing::Sanitizer { name, command } => r.note(format!(
+                "{}: a plain `cargo test` passes it, since only {name} sees this bug; it fails under {name}: {command}",
+                path.display()
+            )),
+            Failing::FuzzBinaryOnly { what } => r.note(format!(
+                "{}: a plain `cargo test` does not fail on {what}; replay through the fuzz binary: {}",
+                path.display(),
+                test.reproduce
+            )),
+        }
+    }
+    Ok(())
+}
+
+/// A result that is already there (a directory run's bug whose reduction
+/// is recorded and whose output was just seen crashing the same way).
+pub struct ExistingResult<'a> {
+    pub project: &'a FuzzProject,
+    pub target: &'a str,
+    pub build: &'a BuildKind,
+    pub artifact: &'a Path,
+    pub original_len: usize,
+    pub signature: &'a Signature,
+    /// The original's slowest run (what a timeout's result is reported at).
+    pub slowest: Duration,
+    pub output: &'a Path,
+}
+
+/// `--emit-test` for an [`ExistingResult`]: the same test file a reduction
+/// writes, from the output's bytes (`exec` renders a typed value).
+pub fn emit_test_for_existing(
+    opts: &Options,
+    exec: &mut Executor,
+    result: &ExistingResult<'_>,
+    path: &Path,
+    reporter: Option<&mut Reporter>,
+) -> Result<()> {
+    let reduced = crate::input::read_file(result.output)?;
+    let debug = if exec.typed() {
+        exec.debug_format(&reduced)?
+    } else {
+        None
+    };
+    let (_, goal) = reduction_timeout(opts, result.signature, result.slowest);
+    let reproduce = reproduce_line(
+        result.project,
+        result.target,
+        result.build,
+        result.output,
+        opts,
+        goal.and_then(|g| g.libfuzzer),
+    );
+    let test = RegressionTest {
+        artifact: result.artifact,
+        target: result.target,
+        target_src: &result.project.target(result.target)?.src_path,
+        fuzz_manifest: &result.project.manifest,
+        signature: result.signature,
+        build: result.build,
+        reproduce: &reproduce,
+        original_len: result.original_len,
+        reduced: &reduced,
+        debug: debug.as_deref(),
+    };
+    write_test(&test, path, reporter)
 }
 
 /// The one place a result is written. A result is written only if it
