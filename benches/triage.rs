@@ -239,12 +239,7 @@ fn ours(f: &Fleet, extra: &[&str]) -> Ours {
 
 /// CASR's clusters of one fleet: (files kept in the cluster, tier, class),
 /// and its wall time over all targets.
-fn casr(
-    f: &Fleet,
-    bins: &Path,
-    scratch: &Path,
-    jobs: usize,
-) -> (Vec<Group>, f64, String) {
+fn casr(f: &Fleet, bins: &Path, scratch: &Path, jobs: usize) -> (Vec<Group>, f64, String) {
     let out_root = scratch.join(format!(
         "casr-{}",
         f.root.file_name().unwrap().to_string_lossy()
