@@ -94,15 +94,27 @@ fn own_file(root: &Path) -> impl Fn(&Path) -> bool {
     }
 }
 
+/// libFuzzer flags an artifact needs to crash as it did: a `timeout-*`
+/// artifact was found with `-timeout=2` (`benches/realworld/README.md`), and
+/// without it libFuzzer's default of 1200 s lets it run.
+fn flags_for(artifact: &Path) -> Vec<&'static str> {
+    let name = artifact.file_name().unwrap_or_default().to_string_lossy();
+    if name.starts_with("timeout-") {
+        vec!["-timeout=2"]
+    } else {
+        Vec::new()
+    }
+}
+
 /// The real binary's verdict on `file`. A stack overflow is identified by
 /// its recursion: the functions of the code under test that the report's
 /// stack shows more than once (generic arguments left out), sorted. Where
 /// the guard page is hit inside a cycle of several functions depends on the
 /// stack's start (the environment's size moves it), so the first frame is
 /// not stable there.
-fn judge(root: &Path, binary: &Path, file: &Path) -> real::Verdict {
+fn judge(root: &Path, binary: &Path, file: &Path, flags: &[&str]) -> real::Verdict {
     let own = own_file(root);
-    let report = real::judge_with(root, binary, file, &[], &own);
+    let report = real::judge_with(root, binary, file, flags, &own);
     let mut verdict = report.verdict;
     if verdict.kind == "stack-overflow" {
         if let Some(r) = recursion(binary, &report.output, &own) {
@@ -191,22 +203,31 @@ fn judge_mode() -> i32 {
         kind: var("REALWORLD_JUDGE_KIND"),
         frame: Some(var("REALWORLD_JUDGE_FRAME")).filter(|f| !f.is_empty()),
     };
+    let flags = var("REALWORLD_JUDGE_FLAGS");
+    let flags: Vec<&str> = flags.split_whitespace().collect();
     let file = fs::canonicalize(&file).unwrap_or_else(|_| PathBuf::from(&file));
-    i32::from(judge(&root, &binary, &file) != expected)
+    i32::from(judge(&root, &binary, &file, &flags) != expected)
 }
 
 /// A shell script running this executable in judge mode.
-fn judge_script(scratch: &Path, root: &Path, binary: &Path, expected: &real::Verdict) -> PathBuf {
+fn judge_script(
+    scratch: &Path,
+    root: &Path,
+    binary: &Path,
+    expected: &real::Verdict,
+    flags: &[&str],
+) -> PathBuf {
     let q = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let exe = std::env::current_exe().expect("bench executable");
     let script = scratch.join("interesting.sh");
     let body = format!(
         "#!/bin/sh\nexport {JUDGE_ENV}=1 REALWORLD_JUDGE_ROOT={} REALWORLD_JUDGE_BINARY={} \
-         REALWORLD_JUDGE_KIND={} REALWORLD_JUDGE_FRAME={}\nexec {} \"$1\"\n",
+         REALWORLD_JUDGE_KIND={} REALWORLD_JUDGE_FRAME={} REALWORLD_JUDGE_FLAGS={}\nexec {} \"$1\"\n",
         q(&root.display().to_string()),
         q(&binary.display().to_string()),
         q(&expected.kind),
         q(expected.frame.as_deref().unwrap_or("")),
+        q(&flags.join(" ")),
         q(&exe.display().to_string()),
     );
     fs::write(&script, body).unwrap();
@@ -228,7 +249,14 @@ struct ToolResult {
 }
 
 impl ToolResult {
-    fn from_run(f: &Finished, out: &Path, original: &Path, root: &Path, binary: &Path) -> Self {
+    fn from_run(
+        f: &Finished,
+        out: &Path,
+        original: &Path,
+        root: &Path,
+        binary: &Path,
+        flags: &[&str],
+    ) -> Self {
         let produced = out.exists();
         let file = if produced { out } else { original };
         let failed = if produced {
@@ -243,7 +271,7 @@ impl ToolResult {
             secs: f.secs,
             limited: f.status.is_none(),
             failed,
-            verdict: judge(root, binary, file),
+            verdict: judge(root, binary, file, flags),
             tests: None,
         }
     }
@@ -281,6 +309,10 @@ fn ours(root: &Path, artifact: &Path, out: &Path, scratch: &Path) -> (Finished, 
         .arg(out)
         .args(["--message-format", "json", "-q"])
         .current_dir(root);
+    let flags = flags_for(artifact);
+    if !flags.is_empty() {
+        cmd.arg("--").args(flags);
+    }
     let f = run_limited(cmd, scratch, OURS_LIMIT);
     let json = f.reduce_finished();
     (f, json)
@@ -312,6 +344,10 @@ fn tmin(
         .arg(artifact)
         .current_dir(root)
         .env_remove("RUSTUP_TOOLCHAIN");
+    let flags = flags_for(artifact);
+    if !flags.is_empty() {
+        cmd.arg("--").args(flags);
+    }
     let f = run_limited(cmd, scratch, limit);
     if let Some((p, _)) = minimized(dir).into_iter().max_by_key(|(_, m)| *m) {
         fs::copy(&p, out).unwrap();
@@ -505,7 +541,8 @@ fn main() {
         fs::copy(root.join("artifacts").join(&entry.artifact), &artifact).unwrap();
         let original = fs::metadata(&artifact).unwrap().len() as usize;
         let binary = bins.join(&entry.target);
-        let expected = judge(&root, &binary, &artifact);
+        let flags = flags_for(&artifact);
+        let expected = judge(&root, &binary, &artifact, &flags);
         eprintln!("\n{} ({original} B): {}", entry.entry, describe(&expected));
         assert!(
             expected.kind != "pass" && expected.kind != "unknown",
@@ -528,7 +565,7 @@ fn main() {
         );
         let out = scratch.join("ours.out");
         let (f, json) = ours(&root, &artifact, &out, &scratch);
-        let mut our = ToolResult::from_run(&f, &out, &artifact, &root, &binary);
+        let mut our = ToolResult::from_run(&f, &out, &artifact, &root, &binary, &flags);
         our.tests = json.as_ref().and_then(|j| j["tests_executed"].as_u64());
         eprintln!(
             "  ours: {} B in {:.2}s, {} tests: {}",
@@ -542,7 +579,7 @@ fn main() {
         for (label, runs) in [("tmin", None), ("tmin -r 10000", Some(10_000))] {
             let out = scratch.join(format!("tmin-{}.out", runs.unwrap_or(255)));
             let f = tmin(&root, &entry.target, &artifact, runs, &out, &scratch, limit);
-            let r = ToolResult::from_run(&f, &out, &artifact, &root, &binary);
+            let r = ToolResult::from_run(&f, &out, &artifact, &root, &binary, &flags);
             eprintln!(
                 "  {label}: {} B in {:.2}s: {}",
                 r.len,
@@ -551,7 +588,7 @@ fn main() {
             );
             others.push((label, Some(r)));
         }
-        let script = judge_script(&scratch, &root, &binary, &expected);
+        let script = judge_script(&scratch, &root, &binary, &expected, &flags);
         assert_eq!(
             Command::new(&script)
                 .arg(&artifact)
@@ -571,7 +608,7 @@ fn main() {
             };
             let out = scratch.join(format!("{label}.out").replace(' ', "-"));
             let f = run(exe, &artifact, &script, &out, &scratch, limit);
-            let r = ToolResult::from_run(&f, &out, &artifact, &root, &binary);
+            let r = ToolResult::from_run(&f, &out, &artifact, &root, &binary, &flags);
             eprintln!(
                 "  {label}: {} B in {:.2}s: {}{}",
                 r.len,

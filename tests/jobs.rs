@@ -232,3 +232,39 @@ fn slow_tests_get_a_driver_per_core_without_j() {
     assert_eq!(&auto[..4], b"WAIT");
     assert_unmodified(&artifact, &data);
 }
+
+/// `--max-time` is a deadline for the whole run once the target is built,
+/// the original's classification and the result's check included: here a
+/// hang at `--timeout 1` takes 6 s to classify (a run at the limit, one at
+/// four times it to tell a slow crash from a hang, one at the deadline),
+/// which a budget counted from the start of the reduction did not see.
+#[test]
+fn max_time_is_a_deadline_for_the_whole_run() {
+    let fx = fixture();
+    let _guard = lock_target("infinite_loop");
+    let data = noisy_with_len("max_time_deadline", b"WAIT\x03", 3000);
+    let artifact = fx.write_artifact("infinite_loop", "max_time_deadline", &data);
+    // Built beforehand: the deadline counts from a built target.
+    common::classify_one(&artifact, None, &["--timeout", "1"]);
+    let max_time = 12.0;
+    let started = std::time::Instant::now();
+    let run = common::reduce(
+        &artifact,
+        &["--timeout", "1", "--max-time", &max_time.to_string()],
+    );
+    let took = started.elapsed().as_secs_f64();
+    run.assert_code(0);
+    let v = run.message("reduce-finished");
+    assert_eq!(v["budget_exhausted"], true, "{v}");
+    assert!(
+        took <= max_time + 3.0,
+        "--max-time {max_time}: the run took {took:.1}s\n{}",
+        run.describe()
+    );
+    let reduced = std::fs::read(reduced_path(&artifact)).unwrap();
+    assert!(
+        reduced.len() < data.len() && contains(&reduced, b"WAIT"),
+        "{v}"
+    );
+    assert_unmodified(&artifact, &data);
+}

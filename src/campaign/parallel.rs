@@ -142,6 +142,7 @@ pub(super) fn reduce_one(
         output,
         emit_test,
         parsed: grammar.zip(tree.as_ref()),
+        clock: None,
     };
     started();
     session::reduce_reproduced(opts, exec, job, None)

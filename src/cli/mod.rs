@@ -142,7 +142,7 @@ pub struct Cli {
     #[arg(long, value_name = "N")]
     pub max_tests: Option<u64>,
 
-    /// Stop after this many seconds (the best result so far is kept).
+    /// Be done this many seconds after the target is built, the result checked and written (the best so far; with directories, per artifact).
     #[arg(long, value_name = "SECS")]
     pub max_time: Option<f64>,
 

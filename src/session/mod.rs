@@ -109,6 +109,8 @@ struct Prepared {
     target: String,
     kind: BuildKind,
     exec: Executor,
+    /// When the driver was built: `--max-time` counts from here.
+    ready: Instant,
 }
 
 /// Reads an artifact, or says that it is missing, unreadable or not a
@@ -221,12 +223,14 @@ fn prepare(
     reporter: &mut Reporter,
 ) -> Result<Prepared> {
     let built = build_driver(opts, plan, &project, &target, reporter)?;
+    let ready = Instant::now();
     let exec = start_driver(opts, &built.binary)?;
     Ok(Prepared {
         project,
         target,
         kind: built.kind,
         exec,
+        ready,
     })
 }
 
@@ -258,9 +262,13 @@ fn prepare_reproduced(
             .as_ref()
             .map(|(_, path)| scope.spawn(|| reproduce(path)));
         let built = build_driver(opts, plan, &project, &target, reporter);
+        // (An earlier driver may have started the original meanwhile: that
+        // time counts from here on, as it would have anyway.)
+        let ready = Instant::now();
         let early = early.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        (built, early)
+        ((built, ready), early)
     });
+    let (built, ready) = built;
     let built = built?;
     let unchanged =
         previous.is_some_and(|(id, _)| driver::FileIdentity::of(&built.binary) == Some(id));
@@ -274,6 +282,7 @@ fn prepare_reproduced(
             target,
             kind: built.kind,
             exec,
+            ready,
         },
         reproduction,
     ))
@@ -549,6 +558,31 @@ pub fn parse_artifact(grammar: &Grammar, spec: &str, artifact: &Path, data: &[u8
     })
 }
 
+/// `budget` with its `max_time` made a deadline: counted from `clock`, and
+/// ending early enough for the final check (`reserve`: the result's run in
+/// a fresh process, and one candidate still running at the deadline) to be
+/// done by then. A deadline already passed leaves no time: the reduction
+/// stops at once and the original is the result.
+fn deadline_budget(budget: Budget, clock: Instant, reserve: Duration) -> Budget {
+    Budget {
+        max_time: budget
+            .max_time
+            .map(|t| t.saturating_sub(clock.elapsed()).saturating_sub(reserve)),
+        ..budget
+    }
+}
+
+/// What running the result in a fresh process and one last candidate cost:
+/// a hang runs to its limit each time, a crash about as long as the
+/// original's slowest run.
+fn final_check(sig: &Signature, slowest: Duration, limit: Duration) -> Duration {
+    if sig.kind == CrashKind::Timeout {
+        limit * 2
+    } else {
+        (slowest * 2).min(limit)
+    }
+}
+
 /// The per-test limit for reducing an original with `sig` whose slowest
 /// run took `slowest` (also the limit for rerunning its result).
 pub fn test_timeout(opts: &Options, sig: &Signature, slowest: Duration) -> Duration {
@@ -637,6 +671,7 @@ pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Resul
         output,
         emit_test,
         parsed: parsed.as_ref().map(|(g, t)| (g, t)),
+        clock: Some(p.ready),
     };
     reduce_reproduced(opts, &mut p.exec, job, Some(reporter))
 }
@@ -659,6 +694,9 @@ pub struct ReduceJob<'a> {
     pub emit_test: Option<PathBuf>,
     /// `--grammar`: the grammar and the artifact's derivation tree.
     pub parsed: Option<(&'a Grammar, &'a Tree)>,
+    /// Where `--max-time` counts from (the driver ready, before the original
+    /// ran); `None`: from the start of the reduction.
+    pub clock: Option<Instant>,
 }
 
 /// Reduces a reproduced artifact with a running driver for its target (the
@@ -682,6 +720,7 @@ pub fn reduce_reproduced(
         output,
         emit_test,
         parsed,
+        clock,
     } = job;
     // One run at a time writes this output; a second one waits.
     let _lock = OutputLock::acquire(&output, || {
@@ -744,7 +783,11 @@ pub fn reduce_reproduced(
     let (best, stats, work, invalid_candidates, others, stop, error) = {
         let progress_reporter = std::cell::RefCell::new(reporter.as_deref_mut());
         let oracle = CrashOracle::new(&mut *exec, signature.clone(), opts.match_mode, data)
-            .with_budget(opts.budget)
+            .with_budget(deadline_budget(
+                opts.budget,
+                clock.unwrap_or(started),
+                final_check(&signature, slowest, timeout),
+            ))
             .with_new_helpers(drivers - 1)
             .on_progress(|pr| {
                 if let Some(r) = progress_reporter.borrow_mut().as_deref_mut() {
@@ -870,7 +913,7 @@ pub fn reduce_reproduced(
             reduced: &best,
             debug: debug.as_deref(),
         };
-        write_test(&test, path, reporter.as_deref_mut())?;
+        write_test(&test, path, reporter)?;
     }
     Ok(Summary {
         emitted_test: emit_test,
