@@ -8,8 +8,8 @@
 //! start to another) still crashed the same way, and no pass tried it.
 //! This pass tries, longest first, the deletion of every span between two
 //! *boundaries*: the start and end of the input, line starts, the edges of
-//! tokens (runs of letters and digits, runs of blanks, each other byte),
-//! and so both ends of every bracketed pair. Its fixpoint guarantees that no
+//! tokens (runs of letters and digits, runs of blanks, runs of one other
+//! byte), and so both ends of every bracketed pair. Its fixpoint guarantees that no
 //! single deletion of such a span is still interesting.
 //!
 //! Spans are quadratic in the boundaries, so the pass keeps to inputs with
@@ -90,12 +90,17 @@ fn class(b: u8) -> Class {
     }
 }
 
-/// Offsets `0..=len` where a token or a line starts or ends, ascending.
+/// Offsets `0..=len` where a token or a line starts or ends, ascending. A
+/// run of one repeated punctuation byte is one token: the brackets of a
+/// nesting at its minimal depth would otherwise give a boundary each and
+/// thousands of spans, every one of them too shallow to crash (the
+/// nesting pass has tried those depths already).
 fn boundaries(input: &[u8]) -> Vec<usize> {
     let mut cuts = vec![0];
     for i in 1..input.len() {
         let (a, b) = (class(input[i - 1]), class(input[i]));
-        if a != b || a == Class::Other || input[i - 1] == b'\n' {
+        let repeated = input[i - 1] == input[i];
+        if a != b || (a == Class::Other && !repeated) || input[i - 1] == b'\n' {
             cuts.push(i);
         }
     }
@@ -147,14 +152,23 @@ mod tests {
     }
 
     #[test]
+    fn a_nesting_is_a_few_tokens() {
+        // 50 levels: the run of openings, the core, the run of closings.
+        let mut input = b"(".repeat(50);
+        input.extend_from_slice(b"1");
+        input.extend_from_slice(&b")".repeat(50));
+        assert_eq!(boundaries(&input), vec![0, 50, 51, 101]);
+    }
+
+    #[test]
     fn too_many_boundaries_fall_back_to_lines_then_to_nothing() {
         // 200 one-byte tokens on one line: only the whole line is a span.
-        let input = b"+".repeat(200);
+        let input = b"+-".repeat(100);
         assert_eq!(spans(&input), Some(vec![(0, 200)]));
         // 200 lines: nothing at all.
-        assert_eq!(spans(&b"+\n".repeat(200)), None);
+        assert_eq!(spans(&b"+-\n".repeat(200)), None);
         // 20 lines of 9 tokens: spans between line starts only.
-        let lines = b"+++++++++\n".repeat(20);
+        let lines = b"+-+-+-+-+\n".repeat(20);
         let spans = spans(&lines).unwrap();
         assert!(spans.iter().all(|&(lo, hi)| lo % 10 == 0 && hi % 10 == 0));
         assert_eq!(spans[0], (0, 200));
