@@ -1186,6 +1186,27 @@ struct Built {
     fresh: bool,
 }
 
+/// Whether a failed build was the user's Ctrl-C (or SIGTERM): cargo died
+/// of it, or our handler saw it. A terminal's Ctrl-C reaches cargo and us
+/// at once, but on a loaded machine cargo can be gone before our handler
+/// has run on whichever thread took the signal: it gets a moment.
+fn interrupted_build(status: &std::process::ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    if status
+        .signal()
+        .is_some_and(|s| s == libc::SIGINT || s == libc::SIGTERM)
+    {
+        return true;
+    }
+    for _ in 0..10 {
+        if crate::interrupt::requested() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    false
+}
+
 /// Runs a `cargo build --message-format=json…` and returns the binary.
 fn run_cargo(mut cmd: Command, target: &str, verbose: bool) -> Result<Built> {
     cmd.stdout(Stdio::piped()).stderr(if verbose {
@@ -1227,7 +1248,7 @@ fn run_cargo(mut cmd: Command, target: &str, verbose: bool) -> Result<Built> {
     match binary {
         Some(binary) if status.success() => Ok(Built { binary, fresh }),
         // Ctrl-C reached cargo too: not a build failure.
-        _ if crate::interrupt::requested() => Err(Error::Interrupted),
+        _ if interrupted_build(&status) => Err(Error::Interrupted),
         _ => Err(Error::Build {
             target: target.to_owned(),
             diagnostics,
