@@ -367,8 +367,8 @@ pub fn recursion(frames: &[Frame]) -> Option<String> {
     None
 }
 
-/// `a::b<T, U>::c<V>` → `a::b::c`.
-fn without_generics(name: &str) -> String {
+/// `a::b<T, U>::c<V>` → `a::b::c` (also triage's fingerprints).
+pub fn without_generics(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut depth = 0usize;
     for c in name.chars() {

@@ -374,7 +374,10 @@ pub fn fingerprint(sig: &Signature, target: Option<&str>, root: &Path) -> String
         basis.push_str(&format!("|target={t}"));
     }
     if let Some(f) = &sig.function {
-        basis.push_str(&format!("|fn={}", without_generics(f)));
+        basis.push_str(&format!(
+            "|fn={}",
+            crate::run::crash_report::without_generics(f)
+        ));
     }
     if let Some(loc) = &sig.location {
         let (file, line) = split_location(loc);
@@ -467,21 +470,6 @@ fn source_line(path: &Path, line: u64) -> Option<String> {
     let l = text.lines().nth(line as usize - 1)?;
     let collapsed: Vec<&str> = l.split_whitespace().collect();
     (!collapsed.is_empty()).then(|| collapsed.join(" "))
-}
-
-/// `a::b<T>::c<U>` → `a::b::c`.
-fn without_generics(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut depth = 0usize;
-    for c in name.chars() {
-        match c {
-            '<' => depth += 1,
-            '>' if depth > 0 => depth -= 1,
-            _ if depth == 0 => out.push(c),
-            _ => {}
-        }
-    }
-    out
 }
 
 #[cfg(test)]
