@@ -191,6 +191,26 @@ fn speculative_answers_are_the_sequential_ones() {
         assert!(others > 0);
         assert!(on_helpers > 0, "the other drivers ran nothing");
     }
+
+    // Without -j: a helper starts once candidates prove slow (here, any
+    // candidate is), and the answers stay the sequential ones.
+    let mut main = start(&binary);
+    let mut oracle = CrashOracle::new(&mut main, expected.clone(), MatchMode::Location, &bug_a)
+        .with_helpers_when_slow(1, Duration::from_nanos(1))
+        .spread_above(Duration::ZERO);
+    assert_eq!(oracle.drivers(), 1);
+    let mut seen = Vec::new();
+    for list in &lists {
+        let answer = oracle.first_interesting(list);
+        seen.push((answer, oracle.best().to_vec()));
+    }
+    oracle.finish();
+    assert_eq!(oracle.drivers(), 2, "no helper started");
+    assert!(
+        oracle.helper_stats().executions > 0,
+        "the helper ran nothing"
+    );
+    assert_eq!(seen, alone);
 }
 
 /// Without `-j`, an artifact whose runs take 5 ms or more gets a driver per

@@ -90,7 +90,7 @@ pub struct Cli {
     #[arg(long, conflicts_with_all = ["all", "classify", "corpus", "partition", "baseline"])]
     pub merge: bool,
 
-    /// Drivers at work at the same time. With directories, several artifacts or --all: artifacts rerun and reduced in parallel (default: available parallelism). With one artifact: N drivers test its candidates speculatively, same result as one driver (default: one per core when a test takes 5 ms or more, else 1).
+    /// Drivers at work at the same time. With directories, several artifacts or --all: artifacts rerun and reduced in parallel (default: available parallelism). With one artifact: N drivers test its candidates speculatively, same result as one driver (default: one per core once a test takes 5 ms or more, else 1).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
 

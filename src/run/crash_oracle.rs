@@ -99,6 +99,10 @@ pub struct CrashOracle<'a> {
     spread_work: Duration,
     /// Candidates run past the first interesting one and discarded.
     discarded: u64,
+    /// Helpers to start once candidates prove slow ([`Self::with_helpers_when_slow`]).
+    when_slow: Option<(usize, Duration)>,
+    /// Wall time and count of the candidates `exec` ran alone (for `when_slow`).
+    alone: (Duration, u64),
 }
 
 /// Why the oracle stopped answering.
@@ -138,6 +142,8 @@ impl<'a> CrashOracle<'a> {
             pending: Vec::new(),
             per_candidate: None,
             spread_work: SPREAD_WORK,
+            when_slow: None,
+            alone: (Duration::ZERO, 0),
             discarded: 0,
         }
     }
@@ -159,6 +165,38 @@ impl<'a> CrashOracle<'a> {
         let config = self.exec.config().clone();
         self.helpers = (0..n).map(|_| Helper::start_new(config.clone())).collect();
         self
+    }
+
+    /// Starts `n` helpers as [`Self::with_new_helpers`] does, but only once
+    /// the candidates `exec` ran took `slow` or more each on average, wall
+    /// time (a crash that ends the process costs its report and a restart,
+    /// which the original's own run time does not show). Lists are shared
+    /// from then on; the answers are the same either way.
+    pub fn with_helpers_when_slow(mut self, n: usize, slow: Duration) -> Self {
+        if n > 0 && self.helpers.is_empty() {
+            self.when_slow = Some((n, slow));
+        }
+        self
+    }
+
+    /// Counts `runs` candidates that took `took` on `exec` alone, and starts
+    /// the helpers [`Self::with_helpers_when_slow`] asked for once they are
+    /// slow: after at least 4 candidates, or one that took 4 times the mark.
+    fn measured_alone(&mut self, took: Duration, runs: usize) {
+        let Some((n, slow)) = self.when_slow else {
+            return;
+        };
+        self.alone.0 += took;
+        self.alone.1 += runs as u64;
+        let (total, count) = self.alone;
+        let slow_enough = (count >= 4 && total >= slow * count as u32)
+            || (count > 0 && total >= slow * 4 * count as u32);
+        if slow_enough {
+            self.when_slow = None;
+            let config = self.exec.config().clone();
+            self.helpers = (0..n).map(|_| Helper::start_new(config.clone())).collect();
+            self.per_candidate = Some(total / count as u32);
+        }
     }
 
     /// Share lists whose candidates are estimated to take at least `work`
@@ -341,6 +379,8 @@ impl CrashOracle<'_> {
             };
             if !self.helpers.is_empty() {
                 self.per_candidate = Some(average(self.per_candidate, began.elapsed(), runs.len()));
+            } else {
+                self.measured_alone(began.elapsed(), runs.len());
             }
             for (k, run) in runs.iter().enumerate() {
                 if self.judge(batch[k], &run.outcome) {
@@ -472,8 +512,14 @@ impl Oracle<u8> for CrashOracle<'_> {
         if self.check_stop() {
             return false;
         }
+        let began = Instant::now();
         match self.exec.run(candidate) {
-            Ok(run) => self.judge(candidate, &run.outcome),
+            Ok(run) => {
+                if self.helpers.is_empty() {
+                    self.measured_alone(began.elapsed(), 1);
+                }
+                self.judge(candidate, &run.outcome)
+            }
             Err(e) => {
                 self.fail(e);
                 false

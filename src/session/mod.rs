@@ -78,9 +78,12 @@ pub struct Options {
     pub auto_drivers: bool,
 }
 
-/// A test at least this slow (the original's slowest run) is worth more
-/// drivers: starting one costs a few milliseconds, and a list of candidates
-/// handed out in chunks then finishes up to that many times sooner.
+/// A test at least this slow is worth more drivers: starting one costs a
+/// few milliseconds, and a list of candidates handed out in chunks then
+/// finishes up to that many times sooner. Known from the original's slowest
+/// run, or else from the candidates' wall time during the reduction (a
+/// crash that ends the process, a sanitizer report or a stack overflow,
+/// costs its report and a restart, which its run time does not show).
 pub const SLOW_TEST: Duration = Duration::from_millis(5);
 
 /// Drivers for reducing one artifact whose slowest run took `slowest`: as
@@ -789,6 +792,14 @@ pub fn reduce_reproduced(
                 final_check(&signature, slowest, timeout),
             ))
             .with_new_helpers(drivers - 1)
+            .with_helpers_when_slow(
+                if opts.auto_drivers && drivers == 1 {
+                    std::thread::available_parallelism().map_or(1, std::num::NonZero::get) - 1
+                } else {
+                    0
+                },
+                SLOW_TEST,
+            )
             .on_progress(|pr| {
                 if let Some(r) = progress_reporter.borrow_mut().as_deref_mut() {
                     r.progress(original_len, &pr)
