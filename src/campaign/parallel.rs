@@ -364,12 +364,7 @@ impl Campaign<'_> {
     /// when run alone in a fresh process.
     pub(super) fn output_reproduces(&self, pool: &mut Pool<'_>, m: usize) -> bool {
         let f = &self.found[m];
-        let Some(Classification::Crash {
-            signature,
-            slowest_secs,
-            ..
-        }) = &f.class
-        else {
+        let Some((signature, slowest)) = crash_of(f) else {
             return false;
         };
         let Ok(bytes) = crate::input::read_file(&f.output()) else {
@@ -379,11 +374,7 @@ impl Campaign<'_> {
             return false;
         };
         exec.set_value_cache(false);
-        exec.set_timeout(session::test_timeout(
-            self.opts,
-            signature,
-            Duration::from_secs_f64(*slowest_secs),
-        ));
+        exec.set_timeout(session::test_timeout(self.opts, signature, slowest));
         exec.restart();
         matches!(exec.run(&bytes).map(|r| r.outcome),
             Ok(Outcome::Crash(ref s)) if self.opts.match_mode.matches(signature, s))
@@ -398,14 +389,7 @@ impl Campaign<'_> {
         reporter: &mut Reporter,
     ) -> Result<()> {
         let f = &self.found[m];
-        let Some(Classification::Crash {
-            signature,
-            slowest_secs,
-            ..
-        }) = &f.class
-        else {
-            unreachable!("only crashing artifacts have results");
-        };
+        let (signature, slowest) = crash_of(f).expect("only crashing artifacts have results");
         let target = &self.targets[f.target];
         let output = f.output();
         let result = session::ExistingResult {
@@ -415,7 +399,7 @@ impl Campaign<'_> {
             artifact: &f.path,
             original_len: f.len as usize,
             signature,
-            slowest: Duration::from_secs_f64(*slowest_secs),
+            slowest,
             output: &output,
         };
         let exec = pool.get(f.target)?;
@@ -467,5 +451,17 @@ fn test_path(
             reporter.warn(e.to_string());
             None
         }
+    }
+}
+
+/// An artifact's crash signature and slowest run, if it crashed.
+fn crash_of(f: &Found) -> Option<(&Signature, Duration)> {
+    match &f.class {
+        Some(Classification::Crash {
+            signature,
+            slowest_secs,
+            ..
+        }) => Some((signature, Duration::from_secs_f64(*slowest_secs))),
+        _ => None,
     }
 }

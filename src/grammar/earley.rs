@@ -290,19 +290,27 @@ impl Chart {
     }
 }
 
-/// FxHash-style hasher for the per-set duplicate check.
+/// FxHash-style hasher for the parser's per-set duplicate check and memo
+/// tables, and for the tree reducers' subtree summaries (a SipHash per
+/// item or node cost more than the rest of the work).
 #[derive(Default)]
-struct FastHasher(u64);
+pub(crate) struct FastHasher(u64);
 
 impl Hasher for FastHasher {
     fn finish(&self) -> u64 {
         self.0
     }
+
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.write_u64(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+        }
+        for &b in chunks.remainder() {
             self.write_u64(u64::from(b));
         }
     }
+
     fn write_u64(&mut self, n: u64) {
         self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }

@@ -337,7 +337,7 @@ impl Arena {
                 );
                 continue;
             }
-            let mut hasher = FastHasher::default();
+            let mut hasher = crate::grammar::earley::FastHasher::default();
             let (mut count, mut height) = (1usize, 0usize);
             match &self.nodes[at] {
                 Node::Leaf(b) => {
@@ -447,31 +447,6 @@ impl Arena {
                 );
             }
         }
-    }
-}
-
-/// FxHash-style hasher for [`Summary::hash`] (a SipHash per node cost more
-/// than the rest of the summary).
-#[derive(Default)]
-struct FastHasher(u64);
-
-impl Hasher for FastHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.write_u64(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
-        }
-        for &b in chunks.remainder() {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
