@@ -5,6 +5,8 @@
 //! * [`delete_chunks`] — fast adaptive chunk deletion for the coarse work;
 //! * [`delete_windows`] — short runs at every offset (multi-byte units);
 //! * [`truncate()`] — the shortest interesting prefix, in `O(log n)` tests;
+//! * [`reduce_repeats`] — a repeated unit (deep nesting) cut to the fewest
+//!   copies and the fewest bytes each, in a few large steps;
 //! * [`reduce_nesting`] — balanced pairs and indentation blocks: delete,
 //!   hollow, unwrap, hoist (deep nesting without a grammar);
 //! * [`reduce_numbers`] — decimal and hex literals lowered together with the
@@ -32,6 +34,7 @@ pub mod nesting;
 pub mod numbers;
 pub mod oracle;
 pub mod random;
+pub mod repeats;
 pub mod rng;
 pub mod seeds;
 pub mod shrink;
@@ -54,6 +57,7 @@ pub use generator::{shrink_generated, GeneratorOracle};
 pub use nesting::reduce_nesting;
 pub use numbers::reduce_numbers;
 pub use random::reduce_randomly;
+pub use repeats::reduce_repeats;
 pub use seeds::{fuzzingbook_dd, seed_ddmin, seed_ddrmin};
 pub use simplify::{simplify, Canonical};
 pub use spans::delete_spans;
@@ -184,8 +188,8 @@ where
 
 /// The default pipeline. Each round runs, in order:
 ///
-/// 1. [`truncate()`] and [`delete_chunks`]: the coarse work, cheap on big
-///    inputs;
+/// 1. [`reduce_repeats`], [`truncate()`] and [`delete_chunks`]: the coarse
+///    work, cheap on big inputs (the first two in `O(log n)` tests);
 /// 2. [`reduce_nesting`], [`reduce_numbers`] and (on binary-looking inputs)
 ///    [`reduce_fields`]: what deletion cannot do;
 /// 3. [`delete_windows`] and [`ddmin()`] (the 1-minimality guarantee);
@@ -244,6 +248,7 @@ where
                 changed
             }};
         }
+        pass!("repeats", reduce_repeats);
         pass!("truncate", truncate);
         pass!("chunks", delete_chunks);
         structural |= pass!("nesting", reduce_nesting);

@@ -18,6 +18,12 @@
 //!   `k` found by exponential and binary search, so a crash that needs depth
 //!   `N` out of `D` levels costs `O(log D)` tests, not `D - N`.
 //!
+//! In a chain of *wrappers* (groups holding one group and nothing else, as
+//! in `((((x))))`), only the lowest wrapper is deleted and none is hollowed:
+//! the others' candidates remove a superset of it, and on a nest thousands
+//! deep each such test runs the whole recursion. (ddmin, later in the
+//! pipeline, still makes the result 1-minimal.)
+//!
 //! A crash that needs `N` nested pairs ends as the `N` pairs and nothing
 //! else. Every accepted candidate is shorter than the current input.
 
@@ -185,6 +191,11 @@ impl Forest {
         }
     }
 
+    /// Whether `g` holds exactly one group and nothing else (a *wrapper*).
+    fn wraps(&self, g: usize) -> bool {
+        self.largest_child[g].is_some_and(|c| self.groups[c].whole() == self.groups[g].inner())
+    }
+
     /// The chain of largest children below `g`: `chain[k - 1]` is `k`
     /// levels down.
     fn chain(&self, g: usize) -> Vec<usize> {
@@ -278,8 +289,16 @@ where
         let forest = Forest::new(current);
         let applicable: Vec<usize> = (next..forest.groups.len())
             .filter(|&g| match edit {
-                Edit::Delete | Edit::Unwrap => true,
-                Edit::Hollow => !forest.groups[g].inner().is_empty(),
+                // In a chain of wrappers, deleting one removes what deleting
+                // the wrapper below it removes and more: only the lowest
+                // wrapper of the chain is worth a test (on a nest thousands
+                // deep, each of these tests runs the recursion).
+                Edit::Delete => {
+                    !(forest.wraps(g) && forest.largest_child[g].is_some_and(|c| forest.wraps(c)))
+                }
+                Edit::Unwrap => true,
+                // Hollowing a wrapper deletes its child: the Delete sweep's.
+                Edit::Hollow => !forest.groups[g].inner().is_empty() && !forest.wraps(g),
                 Edit::Hoist => forest.largest_child[g].is_some(),
                 Edit::Strip => forest.largest_child[g]
                     .is_some_and(|c| forest.groups[g].inner().len() > forest.groups[c].len()),

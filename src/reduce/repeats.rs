@@ -1,0 +1,515 @@
+//! Repeated units: the nesting behind a stack overflow, cut in a few large
+//! steps.
+//!
+//! A fuzzer's deep-nesting crash is mostly one short *unit* repeated
+//! thousands of times (`[a, ` in a YAML flow sequence, `(price * quantity +
+//! ` in SQL, `(` … `)` around a regex), and every test of it runs the whole
+//! recursion: 10–500 ms under AddressSanitizer. Chunk deletion spends
+//! hundreds of those tests to remove one level here and one there, and no
+//! contiguous deletion can turn every `[a, ` into `[`. This pass works on
+//! the units themselves, before any per-position work:
+//!
+//! * it finds the unit: the period `p` at which the input best matches
+//!   itself shifted, and the most frequent `p`-byte string; when the text
+//!   outside the units holds a *closing* unit about as often (the `)` of a
+//!   balanced nest), the two are cut together;
+//! * **count**: it keeps the first `k` units (and the last `k` closing
+//!   units), with `k` found as [`truncate()`](super::truncate()) finds a
+//!   length: powers of two in one round trip, then binary search, so
+//!   `O(log count)` tests, the cheapest (shortest) first;
+//! * **shape**: it deletes the same byte offsets from *every* unit at once
+//!   (halves, quarters, … of the unit, as ddmin would), so `[a, ` becomes
+//!   `[` in a handful of tests, then cuts the count again (a smaller unit
+//!   may need a different depth).
+//!
+//! Inputs without such a unit (fewer than [`MIN_UNITS`] occurrences, or
+//! covering less than a third of the input) cost no test.
+
+use super::batch::Batch;
+use crate::reduce::oracle::Oracle;
+use std::collections::HashMap;
+
+/// Periods tried, in bytes.
+const MAX_PERIOD: usize = 128;
+
+/// The period and unit are found from at most this many leading bytes.
+const SAMPLE: usize = 64 * 1024;
+
+/// Fewer occurrences than this are not worth the pass.
+pub const MIN_UNITS: usize = 16;
+
+/// One piece of the input, as the pass sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Piece {
+    /// Bytes of the input between units.
+    Text(usize, usize),
+    /// An opening unit (the repeated one).
+    Open,
+    /// A closing unit.
+    Close,
+}
+
+/// The input cut into units and the text between them.
+#[derive(Debug, Clone)]
+struct Units {
+    input: Vec<u8>,
+    pieces: Vec<Piece>,
+    open: Vec<u8>,
+    close: Vec<u8>,
+    opens: usize,
+    closes: usize,
+}
+
+impl Units {
+    /// Finds the repeated unit of `input`, `None` if there is none worth
+    /// the pass.
+    fn find(input: &[u8]) -> Option<Units> {
+        let open = dominant_unit(input)?;
+        let opens = occurrences(input, &open).len();
+        if opens < MIN_UNITS || opens * open.len() * 3 < input.len() {
+            return None;
+        }
+        // A closing unit: the longest string at most the unit's length that
+        // the rest of the input holds at least three quarters as often.
+        let rest = without(input, &open);
+        let close = (1..=open.len())
+            .rev()
+            .filter_map(|len| {
+                let (unit, count) = most_frequent(&rest, len, rest.len())?;
+                (count * 4 >= opens * 3 && unit != open).then_some(unit)
+            })
+            .next()
+            .unwrap_or_default();
+        Some(Units::cut(input, open, close))
+    }
+
+    /// `input` cut at the occurrences of `open` (and, between them, of
+    /// `close`, when not empty).
+    fn cut(input: &[u8], open: Vec<u8>, close: Vec<u8>) -> Units {
+        let mut pieces = Vec::new();
+        let mut text_from = 0;
+        let mut i = 0;
+        let (mut opens, mut closes) = (0, 0);
+        while i < input.len() {
+            let piece = if input[i..].starts_with(&open) {
+                Some((Piece::Open, open.len()))
+            } else if !close.is_empty() && input[i..].starts_with(&close) {
+                Some((Piece::Close, close.len()))
+            } else {
+                None
+            };
+            match piece {
+                Some((p, len)) => {
+                    if text_from < i {
+                        pieces.push(Piece::Text(text_from, i));
+                    }
+                    pieces.push(p);
+                    if p == Piece::Open {
+                        opens += 1;
+                    } else {
+                        closes += 1;
+                    }
+                    i += len;
+                    text_from = i;
+                }
+                None => i += 1,
+            }
+        }
+        if text_from < input.len() {
+            pieces.push(Piece::Text(text_from, input.len()));
+        }
+        Units {
+            input: input.to_vec(),
+            pieces,
+            open,
+            close,
+            opens,
+            closes,
+        }
+    }
+
+    /// The shapes that write the input back.
+    fn shapes(&self) -> Shapes {
+        Shapes {
+            first: self.open.clone(),
+            open: self.open.clone(),
+            close: self.close.clone(),
+        }
+    }
+
+    /// The input with only the first `keep` opening units (and as many
+    /// closing units fewer, the first ones: the innermost of a nest),
+    /// written in `shapes`. Text between two
+    /// dropped units of one kind goes with them.
+    fn write(&self, keep: usize, shapes: &Shapes, out: &mut Vec<u8>) {
+        out.clear();
+        let dropped = self.opens - keep.min(self.opens);
+        let drop_closes = if self.close.is_empty() {
+            0
+        } else {
+            dropped.min(self.closes)
+        };
+        // Whether each piece is a dropped unit.
+        let (mut o, mut c) = (0, 0);
+        let gone: Vec<bool> = self
+            .pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Open => {
+                    o += 1;
+                    o > keep
+                }
+                Piece::Close => {
+                    c += 1;
+                    c <= drop_closes
+                }
+                Piece::Text(..) => false,
+            })
+            .collect();
+        let mut first = true;
+        for (i, p) in self.pieces.iter().enumerate() {
+            match *p {
+                Piece::Open if !gone[i] => {
+                    out.extend_from_slice(if first { &shapes.first } else { &shapes.open });
+                    first = false;
+                }
+                Piece::Close if !gone[i] => out.extend_from_slice(&shapes.close),
+                Piece::Text(a, b) => {
+                    // Between two dropped units of one kind: a level's text.
+                    let dropped_between = i > 0
+                        && i + 1 < gone.len()
+                        && gone[i - 1]
+                        && gone[i + 1]
+                        && self.pieces[i - 1] == self.pieces[i + 1];
+                    if !dropped_between {
+                        out.extend_from_slice(&self.input[a..b]);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Applies the count and shape cuts to `input` (assumed interesting, never
+/// tested) until neither works. The result is interesting (or the input
+/// itself) and never longer.
+pub fn reduce_repeats<O>(input: &[u8], oracle: &mut O) -> Vec<u8>
+where
+    O: Oracle<u8> + ?Sized,
+{
+    let mut current = input.to_vec();
+    let mut batch = Batch::new();
+    while !oracle.exhausted() {
+        let Some(units) = Units::find(&current) else {
+            break;
+        };
+        let keep = fewest_units(&units, oracle, &mut batch);
+        let mut out = Vec::new();
+        units.write(keep, &units.shapes(), &mut out);
+        current = out;
+        // The shape, at that count: each unit loses the same offsets. A
+        // new shape may need another count; the same shape does not.
+        let units = Units::cut(&current, units.open.clone(), units.close.clone());
+        let shapes = smallest_shapes(&units, oracle, &mut batch);
+        if shapes == units.shapes() {
+            break;
+        }
+        units.write(units.opens, &shapes, &mut current);
+    }
+    current
+}
+
+/// The fewest opening units to keep that the search finds interesting
+/// (`units.opens` if none fewer is).
+fn fewest_units<O>(units: &Units, oracle: &mut O, batch: &mut Batch<u8>) -> usize
+where
+    O: Oracle<u8> + ?Sized,
+{
+    let all = units.opens;
+    let mut counts = Vec::new();
+    let mut k = 1;
+    while k < all {
+        counts.push(k);
+        k *= 2;
+    }
+    let shapes = units.shapes();
+    let found = batch.first_interesting(oracle, counts.len(), |i, out| {
+        units.write(counts[i], &shapes, out)
+    });
+    let (mut bad, mut good) = match found {
+        Some(0) => return 1,
+        Some(i) => (counts[i - 1], counts[i]),
+        None => match counts.last() {
+            Some(&k) => (k, all),
+            None => return all,
+        },
+    };
+    let mut out = Vec::new();
+    let shapes = units.shapes();
+    while good - bad > 1 && !oracle.exhausted() {
+        let mid = bad + (good - bad) / 2;
+        units.write(mid, &shapes, &mut out);
+        if oracle.test(&out) {
+            good = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    good
+}
+
+/// The shapes the units are written with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Shapes {
+    /// The first opening unit (a key or keyword may need the bytes the
+    /// others can lose, as `items: [` does its space).
+    first: Vec<u8>,
+    open: Vec<u8>,
+    close: Vec<u8>,
+}
+
+/// The units with as many offsets deleted (from every unit at once: every
+/// opening unit, then every one but the first, then every closing unit)
+/// as the search finds interesting: runs of half the unit, then a quarter,
+/// … one byte; a unit never becomes empty.
+fn smallest_shapes<O>(units: &Units, oracle: &mut O, batch: &mut Batch<u8>) -> Shapes
+where
+    O: Oracle<u8> + ?Sized,
+{
+    let mut shapes = Shapes {
+        first: units.open.clone(),
+        open: units.open.clone(),
+        close: units.close.clone(),
+    };
+    // 0: every opening unit; 1: all but the first; 2: every closing unit.
+    for mode in 0..3 {
+        let shape = |s: &Shapes| {
+            if mode == 2 {
+                s.close.clone()
+            } else {
+                s.open.clone()
+            }
+        };
+        let with = |s: &Shapes, cut: Vec<u8>| {
+            let mut s = s.clone();
+            match mode {
+                0 => (s.first, s.open) = (cut.clone(), cut),
+                1 => s.open = cut,
+                _ => s.close = cut,
+            }
+            s
+        };
+        let mut size = shape(&shapes).len() / 2;
+        while size > 0 && !oracle.exhausted() {
+            let current = shape(&shapes);
+            let starts: Vec<usize> = (0..current.len()).step_by(size).collect();
+            let cut = |i: usize| {
+                let mut c = current.clone();
+                c.drain(starts[i]..(starts[i] + size).min(current.len()));
+                with(&shapes, c)
+            };
+            let found = batch.first_interesting(oracle, starts.len(), |i, out| {
+                units.write(units.opens, &cut(i), out)
+            });
+            match found {
+                // Keep cutting at this size; a one-byte unit is final.
+                Some(i) => {
+                    shapes = cut(i);
+                    let len = shape(&shapes).len();
+                    size = size.min(len / 2).max(usize::from(len > 1));
+                }
+                None => size /= 2,
+            }
+        }
+    }
+    shapes
+}
+
+/// The unit `input` repeats: the most frequent string of the period at
+/// which the input best matches itself shifted (the shortest such period,
+/// within 2 % of the best match). `None` when no period matches half the
+/// bytes.
+fn dominant_unit(input: &[u8]) -> Option<Vec<u8>> {
+    let sample = &input[..input.len().min(SAMPLE)];
+    let max = MAX_PERIOD.min(sample.len() / MIN_UNITS);
+    if max == 0 {
+        return None;
+    }
+    let matches: Vec<f64> = (1..=max)
+        .map(|p| {
+            let same = sample
+                .iter()
+                .zip(&sample[p..])
+                .filter(|(a, b)| a == b)
+                .count();
+            same as f64 / (sample.len() - p) as f64
+        })
+        .collect();
+    let best = matches.iter().copied().fold(0.0, f64::max);
+    if best < 0.5 {
+        return None;
+    }
+    let period = 1 + matches.iter().position(|&m| m >= best - 0.02)?;
+    most_frequent(sample, period, sample.len()).map(|(unit, _)| unit)
+}
+
+/// The most frequent `len`-byte string of `input[..limit]` and how often
+/// it occurs without overlapping.
+fn most_frequent(input: &[u8], len: usize, limit: usize) -> Option<(Vec<u8>, usize)> {
+    let input = &input[..limit.min(input.len())];
+    if len == 0 || input.len() < len {
+        return None;
+    }
+    let mut counts: HashMap<&[u8], usize> = HashMap::new();
+    for w in input.windows(len) {
+        *counts.entry(w).or_default() += 1;
+    }
+    let (unit, _) = counts
+        .into_iter()
+        .max_by(|(a, m), (b, n)| m.cmp(n).then_with(|| b.cmp(a)))?;
+    let count = occurrences(input, unit).len();
+    Some((unit.to_vec(), count))
+}
+
+/// Where `unit` occurs in `input`, left to right, without overlapping.
+fn occurrences(input: &[u8], unit: &[u8]) -> Vec<usize> {
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i + unit.len() <= input.len() {
+        if input[i..].starts_with(unit) {
+            found.push(i);
+            i += unit.len();
+        } else {
+            i += 1;
+        }
+    }
+    found
+}
+
+/// `input` without the occurrences of `unit`.
+fn without(input: &[u8], unit: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(input.len());
+    let mut from = 0;
+    for at in occurrences(input, unit) {
+        out.extend_from_slice(&input[from..at]);
+        from = at + unit.len();
+    }
+    out.extend_from_slice(&input[from..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{arb_case, shortlex_le, Recorder};
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Depth of a YAML-like flow sequence: `[` not followed by a `]` later.
+    fn opens(input: &[u8], b: u8) -> usize {
+        input.iter().filter(|&&c| c == b).count()
+    }
+
+    #[test]
+    fn a_unit_is_cut_to_its_count_and_shape_in_few_tests() {
+        // `items: ` then `[a, ` 6,000 times, a glitch, and a tail; the
+        // "crash" needs 4,850 `[` and the `items: ` key, space included
+        // (the first unit keeps the byte the others lose).
+        let mut input = b"items: ".to_vec();
+        for i in 0..6000 {
+            input.extend_from_slice(b"[a, ");
+            if i == 3000 {
+                input.extend_from_slice(b"zz");
+            }
+        }
+        input.extend_from_slice(b"tail");
+        let mut rec =
+            Recorder::new(|c: &[u8]| c.starts_with(b"items: [") && opens(c, b'[') >= 4850);
+        let out = reduce_repeats(&input, &mut rec);
+        assert!(out.starts_with(b"items: [[[["), "{:?}", &out[..20]);
+        assert_eq!(opens(&out, b'['), 4850);
+        assert!(out.len() <= 4850 + 20, "{}", out.len());
+        assert!(rec.log.len() <= 80, "{} tests", rec.log.len());
+    }
+
+    #[test]
+    fn a_balanced_nest_loses_levels_from_both_ends() {
+        let mut input = vec![b'('; 11_000];
+        input.extend_from_slice(b"[a-z]+@x");
+        input.extend(std::iter::repeat_n(b')', 11_000));
+        // Balanced, with the inner pattern, at least 9,600 deep.
+        let holds = |c: &[u8]| {
+            let mut depth = 0i64;
+            let mut max = 0;
+            for &b in c {
+                depth += i64::from(b == b'(') - i64::from(b == b')');
+                max = max.max(depth);
+                if depth < 0 {
+                    return false;
+                }
+            }
+            depth == 0 && max >= 9600 && c.windows(2).any(|w| w == b"@x")
+        };
+        let mut rec = Recorder::new(holds);
+        let out = reduce_repeats(&input, &mut rec);
+        assert_eq!(out.len(), 2 * 9600 + 8, "{}", out.len());
+        assert!(rec.log.len() <= 40, "{} tests", rec.log.len());
+    }
+
+    #[test]
+    fn inputs_without_a_unit_cost_nothing() {
+        let input: Vec<u8> = (0..5000u32).map(|i| (i * 7919 % 251) as u8).collect();
+        let mut rec = Recorder::new(|_: &[u8]| true);
+        assert_eq!(reduce_repeats(&input, &mut rec), input);
+        assert!(rec.log.is_empty());
+        let mut rec = Recorder::new(|_: &[u8]| true);
+        assert_eq!(reduce_repeats(b"abababab", &mut rec), b"abababab");
+        assert!(rec.log.is_empty());
+    }
+
+    #[test]
+    fn writing_every_unit_gives_the_input_back() {
+        let mut input = b"x".to_vec();
+        for _ in 0..40 {
+            input.extend_from_slice(b"{\"k\":");
+        }
+        input.extend_from_slice(b"1");
+        for _ in 0..40 {
+            input.extend_from_slice(b"}");
+        }
+        let units = Units::find(&input).expect("a unit");
+        assert_eq!(units.opens, 40);
+        assert_eq!(units.close, b"}");
+        let mut out = Vec::new();
+        units.write(units.opens, &units.shapes(), &mut out);
+        assert_eq!(out, input);
+        units.write(10, &units.shapes(), &mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.matches('{').count(), 10);
+        assert_eq!(text.matches('}').count(), 10);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn result_is_interesting_and_never_larger(case in arb_case()) {
+            let holds = |c: &[u8]| case.holds(c);
+            let result = reduce_repeats(&case.input, &mut { holds });
+            prop_assert!(holds(&result));
+            prop_assert!(shortlex_le(&result, &case.input));
+        }
+
+        #[test]
+        fn repeated_inputs_stay_interesting(unit in proptest::collection::vec(any::<u8>(), 1..6),
+                                             count in 16usize..300, need in 1usize..300) {
+            let input: Vec<u8> = unit.iter().copied().cycle().take(unit.len() * count).collect();
+            let b = unit[0];
+            let need = need.min(input.iter().filter(|&&c| c == b).count());
+            let holds = |c: &[u8]| c.iter().filter(|&&x| x == b).count() >= need;
+            let result = reduce_repeats(&input, &mut { holds });
+            prop_assert!(holds(&result));
+            prop_assert!(result.len() <= input.len());
+        }
+    }
+}
