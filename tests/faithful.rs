@@ -147,7 +147,7 @@ fn reduce_and_judge(
     file: &str,
     kind: &str,
     judge_args: &[&str],
-) -> Result<(Vec<u8>, Verdict), Failed> {
+) -> Result<(Vec<u8>, Verdict, String), Failed> {
     let artifact = place(b, target, file);
     let original = std::fs::read(&artifact).unwrap();
     let run = reduce_as_is(&b.root, &artifact, &[]);
@@ -186,14 +186,14 @@ fn reduce_and_judge(
             after.output
         )
     })?;
-    Ok((result, after.verdict))
+    Ok((result, after.verdict, run.stderr))
 }
 
 // ------------------------------------------------------------------ the bar
 
 fn heap_overflow() -> Result<(), Failed> {
     let b = built("asan");
-    let (result, verdict) = reduce_and_judge(
+    let (result, verdict, _) = reduce_and_judge(
         b,
         "heap_overflow",
         "crash-5cdf52e59b8f815ac132c2537e5e3d1cae110827",
@@ -212,7 +212,7 @@ fn heap_overflow() -> Result<(), Failed> {
 
 fn use_after_free() -> Result<(), Failed> {
     let b = built("asan");
-    let (result, verdict) = reduce_and_judge(
+    let (result, verdict, _) = reduce_and_judge(
         b,
         "use_after_free",
         "crash-d94ca19c8cc057998b0e1a9316885931902c1320",
@@ -265,7 +265,7 @@ fn short_inputs() -> Result<(), Failed> {
 /// removing any one nesting level makes it pass.
 fn deep_nesting() -> Result<(), Failed> {
     let b = built("asan");
-    let (result, verdict) = reduce_and_judge(
+    let (result, verdict, _) = reduce_and_judge(
         b,
         "deep_nesting",
         "crash-076821cefe2f9be297eb1fb480fa21ff554027c3",
@@ -334,12 +334,24 @@ fn small_frames() -> Result<(), Failed> {
 /// when the real binary runs it alone.
 fn slow_loop() -> Result<(), Failed> {
     let b = built("asan");
-    let (result, _) = reduce_and_judge(
+    let (result, _, stderr) = reduce_and_judge(
         b,
         "slow_loop",
         "timeout-1b9e42d7eef5257c6ba07996fc79fa410d95d2d5",
         "timeout",
         &["-timeout=2"],
+    )?;
+    // The guarantee is printed: inferred from the original's run here.
+    let said = stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with("Timeout "));
+    check(
+        said.is_some_and(|l| {
+            l.contains("checked in a fresh process: still running after")
+                && l.contains("reports it")
+                && l.contains("inferred from the original's run")
+        }),
+        || format!("no guarantee line:\n{stderr}"),
     )?;
     check(result == b"*/*/*/*/*", || {
         format!("{:?}", String::from_utf8_lossy(&result))
@@ -348,7 +360,7 @@ fn slow_loop() -> Result<(), Failed> {
 
 fn trusted_length() -> Result<(), Failed> {
     let b = built("asan");
-    let (result, verdict) = reduce_and_judge(
+    let (result, verdict, _) = reduce_and_judge(
         b,
         "trusted_length",
         "oom-97c3a96eb23660776c36f5f46fd9513597b54781",

@@ -276,6 +276,11 @@ fn max_time_is_a_deadline_for_the_whole_run() {
     run.assert_code(0);
     let v = run.message("reduce-finished");
     assert_eq!(v["budget_exhausted"], true, "{v}");
+    // What the result is checked to do: run past `--timeout` (no libFuzzer
+    // -timeout reports an input after 1 s).
+    assert_eq!(v["timeout"]["runs_at_least_secs"], 1.0, "{v}");
+    assert_eq!(v["timeout"]["libfuzzer_timeout"], Value::Null, "{v}");
+    assert_eq!(v["timeout"]["inferred"], false, "{v}");
     assert!(
         took <= max_time + 3.0,
         "--max-time {max_time}: the run took {took:.1}s\n{}",

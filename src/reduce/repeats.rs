@@ -17,6 +17,8 @@
 //!   units), with `k` found as [`truncate()`](super::truncate()) finds a
 //!   length: powers of two in one round trip, then binary search, so
 //!   `O(log count)` tests, the cheapest (shortest) first;
+//! * **strays**: it deletes the text between two units of one kind (a
+//!   fuzzer's glitches inside the nest), all at once, then in halves, …;
 //! * **shape**: it deletes the same byte offsets from *every* unit at once
 //!   (halves, quarters, … of the unit, as ddmin would), so `[a, ` becomes
 //!   `[` in a handful of tests, then cuts the count again (a smaller unit
@@ -208,6 +210,8 @@ where
         let mut out = Vec::new();
         units.write(keep, &units.shapes(), &mut out);
         current = out;
+        let units = Units::cut(&current, units.open.clone(), units.close.clone());
+        current = without_strays(&units, oracle, &mut batch);
         // The shape, at that count: each unit loses the same offsets. A
         // new shape may need another count; the same shape does not.
         let units = Units::cut(&current, units.open.clone(), units.close.clone());
@@ -218,6 +222,63 @@ where
         units.write(units.opens, &shapes, &mut current);
     }
     current
+}
+
+/// The input without the text between two units of one kind that the
+/// search can delete (a fuzzer's glitches inside the nest: a stray space,
+/// a doubled bracket): all of it at once, then halves, quarters, … down to
+/// a sixteenth of it (one piece at a time when there are at most 16).
+fn without_strays<O>(units: &Units, oracle: &mut O, batch: &mut Batch<u8>) -> Vec<u8>
+where
+    O: Oracle<u8> + ?Sized,
+{
+    let p = &units.pieces;
+    let mut strays: Vec<usize> = (1..p.len().saturating_sub(1))
+        .filter(|&i| matches!(p[i], Piece::Text(..)) && p[i - 1] == p[i + 1])
+        .collect();
+    let write = |drop: &[usize], out: &mut Vec<u8>| {
+        let shapes = units.shapes();
+        let mut d = drop.iter().peekable();
+        out.clear();
+        for (i, piece) in p.iter().enumerate() {
+            if d.peek() == Some(&&i) {
+                d.next();
+                continue;
+            }
+            match *piece {
+                Piece::Open => out.extend_from_slice(&shapes.open),
+                Piece::Close => out.extend_from_slice(&shapes.close),
+                Piece::Text(a, b) => out.extend_from_slice(&units.input[a..b]),
+            }
+        }
+    };
+    let mut dropped: Vec<usize> = Vec::new();
+    let floor = if strays.len() <= 16 {
+        1
+    } else {
+        strays.len() / 16
+    };
+    let mut size = strays.len();
+    while size >= floor.max(1) && !strays.is_empty() && !oracle.exhausted() {
+        let starts: Vec<usize> = (0..strays.len()).step_by(size).collect();
+        let drop = |k: usize| {
+            let mut d: Vec<usize> = dropped.clone();
+            d.extend_from_slice(&strays[starts[k]..(starts[k] + size).min(strays.len())]);
+            d.sort_unstable();
+            d
+        };
+        match batch.first_interesting(oracle, starts.len(), |k, out| write(&drop(k), out)) {
+            Some(k) => {
+                dropped = drop(k);
+                strays.drain(starts[k]..(starts[k] + size).min(strays.len()));
+                size = size.min(strays.len());
+            }
+            None => size /= 2,
+        }
+    }
+    let mut out = Vec::new();
+    write(&dropped, &mut out);
+    out
 }
 
 /// The fewest opening units to keep that the search finds interesting
@@ -453,6 +514,30 @@ mod tests {
         let mut rec = Recorder::new(holds);
         let out = reduce_repeats(&input, &mut rec);
         assert_eq!(out.len(), 2 * 9600 + 8, "{}", out.len());
+        assert!(rec.log.len() <= 40, "{} tests", rec.log.len());
+    }
+
+    #[test]
+    fn glitches_inside_the_nest_go_in_one_test() {
+        let mut input = Vec::new();
+        for i in 0..2000 {
+            input.push(b'(');
+            if i % 100 == 7 {
+                input.extend_from_slice(b" \n");
+            }
+        }
+        input.push(b'x');
+        input.extend(std::iter::repeat_n(b')', 2000));
+        let holds =
+            |c: &[u8]| c.iter().filter(|&&b| b == b'(').count() >= 1500 && c.contains(&b'x');
+        let mut rec = Recorder::new(holds);
+        let out = reduce_repeats(&input, &mut rec);
+        assert_eq!(
+            out.len(),
+            1500 + 1 + 1500,
+            "{:?}",
+            String::from_utf8_lossy(&out)
+        );
         assert!(rec.log.len() <= 40, "{} tests", rec.log.len());
     }
 

@@ -27,7 +27,7 @@ use crate::run::outcome::{CrashKind, MatchMode, Outcome, Signature};
 use crate::run::project::{FuzzProject, Locate};
 use crate::run::timeouts::{self, TimeoutGoal};
 use crate::session::emit_test::{Failing, RegressionTest};
-use crate::session::report::{preview, OtherSignature, Reporter, Summary};
+use crate::session::report::{preview, OtherSignature, Reporter, Summary, TimeoutGuarantee};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -926,9 +926,18 @@ pub fn reduce_reproduced(
         };
         write_test(&test, path, reporter)?;
     }
+    let timeout = match (signature.kind, timeout_goal) {
+        (CrashKind::Timeout, Some(goal)) => Some(TimeoutGuarantee {
+            runs_at_least_secs: goal.deadline.as_secs_f64(),
+            libfuzzer_timeout: goal.libfuzzer,
+            inferred: opts.timeout.is_none() && opts.libfuzzer_timeout.is_none(),
+        }),
+        _ => None,
+    };
     Ok(Summary {
         emitted_test: emit_test,
         reproduce,
+        timeout,
         target: target.to_owned(),
         input: artifact.to_owned(),
         output,

@@ -45,6 +45,46 @@ pub enum Format {
     Json,
 }
 
+/// What a reduced timeout is guaranteed to do.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TimeoutGuarantee {
+    /// Every candidate was killed here, and the result, run alone in a fresh
+    /// process, was still running when killed here.
+    pub runs_at_least_secs: f64,
+    /// `cargo fuzz run <target> <result> -- -timeout=N` reports it at this
+    /// `N` (libFuzzer needs an input to run `2·(N/2 + 1)` s); a larger `N`
+    /// may not. `None`: no libFuzzer `-timeout` surely does (`--timeout`
+    /// under two seconds).
+    pub libfuzzer_timeout: Option<u64>,
+    /// `N` was inferred from the original's run, not given with `-- -timeout=N`.
+    pub inferred: bool,
+}
+
+impl std::fmt::Display for TimeoutGuarantee {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "checked in a fresh process: still running after {:.2}s",
+            self.runs_at_least_secs
+        )?;
+        match self.libfuzzer_timeout {
+            Some(n) => write!(
+                f,
+                ", so `-timeout={n}` reports it (it needs {}s); a larger -timeout may not",
+                crate::run::timeouts::reported_after(n).as_secs()
+            )?,
+            None => write!(f, ", too short for any libFuzzer -timeout to report it")?,
+        }
+        if self.inferred {
+            write!(
+                f,
+                " (-timeout inferred from the original's run: give `-- -timeout=N` to reduce for yours)"
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// The facts of one finished (or interrupted) reduction.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
@@ -103,6 +143,8 @@ pub struct Summary {
     /// is no larger; it was kept.
     pub kept_existing: bool,
     pub reproduce: String,
+    /// For a timeout: what the result was checked to do.
+    pub timeout: Option<TimeoutGuarantee>,
     /// Where `--emit-test` wrote the regression test.
     #[serde(serialize_with = "lossy_path_opt")]
     pub emitted_test: Option<PathBuf>,
@@ -358,6 +400,9 @@ impl Reporter {
             ),
         );
         self.status("Signature", s.signature.to_string());
+        if let Some(t) = &s.timeout {
+            self.status("Timeout", t.to_string());
+        }
         if let (Some(grammar), Some(invalid)) = (&s.grammar, s.invalid_candidates) {
             self.status(
                 "Grammar",
