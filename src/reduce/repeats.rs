@@ -18,7 +18,9 @@
 //!   length: powers of two in one round trip, then binary search, so
 //!   `O(log count)` tests, the cheapest (shortest) first;
 //! * **strays**: it deletes the text between two units of one kind (a
-//!   fuzzer's glitches inside the nest), all at once, then in halves, …;
+//!   fuzzer's glitches inside the nest), or replaces it by a unit (a
+//!   mutated level), all at once, then in halves, …, while every level is
+//!   still there;
 //! * **shape**: it deletes the same byte offsets from *every* unit at once
 //!   (halves, quarters, … of the unit, as ddmin would), so `[a, ` becomes
 //!   `[` in a handful of tests, then cuts the count again (a smaller unit
@@ -206,12 +208,14 @@ where
         let Some(units) = Units::find(&current) else {
             break;
         };
+        // Strays first: with every level still there, a glitch that is a
+        // level of its own can go too.
+        current = without_strays(&units, oracle, &mut batch);
+        let units = Units::cut(&current, units.open.clone(), units.close.clone());
         let keep = fewest_units(&units, oracle, &mut batch);
         let mut out = Vec::new();
         units.write(keep, &units.shapes(), &mut out);
         current = out;
-        let units = Units::cut(&current, units.open.clone(), units.close.clone());
-        current = without_strays(&units, oracle, &mut batch);
         // The shape, at that count: each unit loses the same offsets. A
         // new shape may need another count; the same shape does not.
         let units = Units::cut(&current, units.open.clone(), units.close.clone());
@@ -224,60 +228,72 @@ where
     current
 }
 
-/// The input without the text between two units of one kind that the
-/// search can delete (a fuzzer's glitches inside the nest: a stray space,
-/// a doubled bracket): all of it at once, then halves, quarters, … down to
-/// a sixteenth of it (one piece at a time when there are at most 16).
+/// The input with the text between two units of one kind (a fuzzer's
+/// glitches inside the nest: a stray space, a doubled bracket, a level
+/// mutated) deleted where the search can, then, where that fails, replaced
+/// by one opening unit (a glitched level that is still a level): all of it
+/// at once, then halves, quarters, … down to a sixteenth of it (one piece
+/// at a time when there are at most 16).
 fn without_strays<O>(units: &Units, oracle: &mut O, batch: &mut Batch<u8>) -> Vec<u8>
 where
     O: Oracle<u8> + ?Sized,
 {
     let p = &units.pieces;
+    let text_len = |i: usize| match p[i] {
+        Piece::Text(a, b) => b - a,
+        _ => 0,
+    };
     let mut strays: Vec<usize> = (1..p.len().saturating_sub(1))
         .filter(|&i| matches!(p[i], Piece::Text(..)) && p[i - 1] == p[i + 1])
         .collect();
-    let write = |drop: &[usize], out: &mut Vec<u8>| {
-        let shapes = units.shapes();
-        let mut d = drop.iter().peekable();
+    // Per piece: `None` as it is, `Some(bytes)` written as these.
+    let mut edits: Vec<Option<&[u8]>> = vec![None; p.len()];
+    let write = |edits: &[Option<&[u8]>], out: &mut Vec<u8>| {
         out.clear();
         for (i, piece) in p.iter().enumerate() {
-            if d.peek() == Some(&&i) {
-                d.next();
+            if let Some(with) = edits[i] {
+                out.extend_from_slice(with);
                 continue;
             }
             match *piece {
-                Piece::Open => out.extend_from_slice(&shapes.open),
-                Piece::Close => out.extend_from_slice(&shapes.close),
+                Piece::Open => out.extend_from_slice(&units.open),
+                Piece::Close => out.extend_from_slice(&units.close),
                 Piece::Text(a, b) => out.extend_from_slice(&units.input[a..b]),
             }
         }
     };
-    let mut dropped: Vec<usize> = Vec::new();
-    let floor = if strays.len() <= 16 {
-        1
-    } else {
-        strays.len() / 16
-    };
-    let mut size = strays.len();
-    while size >= floor.max(1) && !strays.is_empty() && !oracle.exhausted() {
-        let starts: Vec<usize> = (0..strays.len()).step_by(size).collect();
-        let drop = |k: usize| {
-            let mut d: Vec<usize> = dropped.clone();
-            d.extend_from_slice(&strays[starts[k]..(starts[k] + size).min(strays.len())]);
-            d.sort_unstable();
-            d
-        };
-        match batch.first_interesting(oracle, starts.len(), |k, out| write(&drop(k), out)) {
-            Some(k) => {
-                dropped = drop(k);
-                strays.drain(starts[k]..(starts[k] + size).min(strays.len()));
-                size = size.min(strays.len());
+    for with in [&[][..], &units.open[..]] {
+        let mut todo: Vec<usize> = strays
+            .iter()
+            .copied()
+            .filter(|&i| text_len(i) > with.len())
+            .collect();
+        let floor = if todo.len() <= 16 { 1 } else { todo.len() / 16 };
+        let mut size = todo.len();
+        while size >= floor && !todo.is_empty() && !oracle.exhausted() {
+            let starts: Vec<usize> = (0..todo.len()).step_by(size).collect();
+            let range = |k: usize| starts[k]..(starts[k] + size).min(todo.len());
+            let found = batch.first_interesting(oracle, starts.len(), |k, out| {
+                let mut e = edits.clone();
+                for &i in &todo[range(k)] {
+                    e[i] = Some(with);
+                }
+                write(&e, out)
+            });
+            match found {
+                Some(k) => {
+                    for i in todo.drain(range(k)) {
+                        edits[i] = Some(with);
+                    }
+                    size = size.min(todo.len());
+                }
+                None => size /= 2,
             }
-            None => size /= 2,
         }
+        strays.retain(|&i| edits[i].is_none());
     }
     let mut out = Vec::new();
-    write(&dropped, &mut out);
+    write(&edits, &mut out);
     out
 }
 
@@ -539,6 +555,47 @@ mod tests {
             String::from_utf8_lossy(&out)
         );
         assert!(rec.log.len() <= 40, "{} tests", rec.log.len());
+    }
+
+    #[test]
+    fn a_mutated_level_becomes_a_unit() {
+        // `(t+` levels, every 50th one mutated into a longer level.
+        let mut input = b"SELECT ".to_vec();
+        for i in 0..1000 {
+            input.extend_from_slice(if i % 50 == 3 {
+                b"(price * q - d+"
+            } else {
+                b"(t+"
+            });
+        }
+        let levels = |c: &[u8]| c.windows(3).filter(|w| w == b"(t+").count();
+        let holds = |c: &[u8]| c.starts_with(b"SELECT ") && levels(c) >= 800;
+        let mut rec = Recorder::new(holds);
+        let out = reduce_repeats(&input, &mut rec);
+        assert_eq!(
+            out.len(),
+            7 + 3 * 800,
+            "{:?}",
+            String::from_utf8_lossy(&out)
+        );
+        assert!(rec.log.len() <= 60, "{} tests", rec.log.len());
+        // Every level counts, and 990 of the 1,000 are needed: half the
+        // mutated levels can go, the others become units.
+        let levels = |c: &[u8]| {
+            c.windows(2)
+                .filter(|w| w[0] == b'(' && w[1].is_ascii_alphabetic())
+                .count()
+        };
+        let holds = |c: &[u8]| c.starts_with(b"SELECT ") && levels(c) >= 990;
+        let mut rec = Recorder::new(holds);
+        let out = reduce_repeats(&input, &mut rec);
+        assert_eq!(
+            out.len(),
+            7 + 2 * 990,
+            "{:?}",
+            String::from_utf8_lossy(&out)
+        );
+        assert!(rec.log.len() <= 80, "{} tests", rec.log.len());
     }
 
     #[test]
