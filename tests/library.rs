@@ -82,12 +82,14 @@ fn user_predicates_and_budgets() {
     let input: Vec<u8> = b"a = 1\n".repeat(400);
     // A user's own property: passes, and still parses at least two pairs.
     let mut calls = 0u64;
-    let shrunk = Shrinker::new().max_tests(25).shrink(&input, |c| {
+    // (The whole reduction takes 24 tests: the repeated line is cut to two
+    // copies and their shape in a few.)
+    let shrunk = Shrinker::new().max_tests(10).shrink(&input, |c| {
         calls += 1;
         target.run(c).unwrap() == Outcome::Pass && c.iter().filter(|&&b| b == b'=').count() >= 2
     });
-    assert_eq!(shrunk.tests, 25);
-    assert_eq!(calls, 25);
+    assert_eq!(shrunk.tests, 10);
+    assert_eq!(calls, 10);
     assert!(shrunk.budget_exhausted);
     assert!(shrunk.input.len() < input.len());
 

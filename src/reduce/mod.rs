@@ -67,6 +67,9 @@ pub use truncate::truncate;
 /// as `cargo fuzz tmin` gives libFuzzer's `-minimize_crash` per attempt.
 pub const DEFAULT_RANDOM_TESTS: u64 = 255;
 
+/// Above this length the pipeline skips [`delete_windows`] for the round.
+pub const MAX_WINDOWS_INPUT: usize = 64 * 1024;
+
 /// Settings of the default pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pipeline {
@@ -192,7 +195,8 @@ where
 ///    work, cheap on big inputs (the first two in `O(log n)` tests);
 /// 2. [`reduce_nesting`], [`reduce_numbers`] and (on binary-looking inputs)
 ///    [`reduce_fields`]: what deletion cannot do;
-/// 3. [`delete_windows`] and [`ddmin()`] (the 1-minimality guarantee);
+/// 3. [`delete_windows`] (on inputs of at most [`MAX_WINDOWS_INPUT`] bytes)
+///    and [`ddmin()`] (the 1-minimality guarantee);
 /// 4. [`simplify()`].
 ///
 /// Rounds repeat while step 2 or 4 changes anything. At the fixpoint,
@@ -256,7 +260,13 @@ where
         if looks_binary(&current) {
             structural |= pass!("fields", reduce_fields);
         }
-        pass!("windows", delete_windows);
+        // Every offset of every width: on a big input, millions of
+        // candidates of that size to build and hash, mostly repeats of
+        // each other on a nest (and chunks and ddmin still make the result
+        // 1-minimal). It runs once a round has brought the input down.
+        if current.len() <= MAX_WINDOWS_INPUT {
+            pass!("windows", delete_windows);
+        }
         pass!("ddmin", ddmin);
         structural |= pass!("simplify", simplify);
         if structural {

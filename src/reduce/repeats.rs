@@ -73,16 +73,19 @@ impl Units {
         if opens < MIN_UNITS || opens * open.len() * 3 < input.len() {
             return None;
         }
-        // A closing unit: the longest string at most the unit's length that
-        // the rest of the input holds at least three quarters as often.
+        // A closing unit: the string of at most the unit's length that the
+        // rest of the input holds about as often as the unit (within a
+        // third), the closest count winning, then the longest (`]` ×10
+        // closes `[0,[1,…[9,`).
         let rest = without(input, &open);
         let close = (1..=open.len())
-            .rev()
             .filter_map(|len| {
                 let (unit, count) = most_frequent(&rest, len, rest.len())?;
-                (count * 4 >= opens * 3 && unit != open).then_some(unit)
+                let near = count * 4 >= opens * 3 && count * 3 <= opens * 4 && unit != open;
+                near.then_some((count.abs_diff(opens), std::cmp::Reverse(len), unit))
             })
-            .next()
+            .min()
+            .map(|(_, _, unit)| unit)
             .unwrap_or_default();
         Some(Units::cut(input, open, close))
     }

@@ -654,6 +654,7 @@ pub const FINISHED_FIELDS: &[&str] = &[
     "debug",
     "verified_fresh",
     "reproduce",
+    "timeout",
 ];
 
 /// The `reduce-finished` message has every documented field, with types and
