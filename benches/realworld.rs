@@ -301,7 +301,13 @@ fn tail(s: &str) -> String {
     lines[lines.len().saturating_sub(3)..].join(" / ")
 }
 
-fn ours(root: &Path, artifact: &Path, out: &Path, scratch: &Path) -> (Finished, Option<Value>) {
+fn ours(
+    root: &Path,
+    artifact: &Path,
+    out: &Path,
+    scratch: &Path,
+    max_time: Option<f64>,
+) -> (Finished, Option<Value>) {
     let _ = fs::remove_file(out);
     let mut cmd = Command::new(BIN);
     cmd.arg(artifact)
@@ -309,6 +315,9 @@ fn ours(root: &Path, artifact: &Path, out: &Path, scratch: &Path) -> (Finished, 
         .arg(out)
         .args(["--message-format", "json", "-q"])
         .current_dir(root);
+    if let Some(t) = max_time {
+        cmd.args(["--max-time", &format!("{t:.2}")]);
+    }
     let flags = flags_for(artifact);
     if !flags.is_empty() {
         cmd.arg("--").args(flags);
@@ -486,6 +495,8 @@ struct Row {
     ours: ToolResult,
     /// tmin, tmin -r 10000, picire, Shrink Ray (when installed).
     others: Vec<(&'static str, Option<ToolResult>)>,
+    /// Ours again with `--max-time` set to tmin's time on the row.
+    at_tmin_time: Option<ToolResult>,
 }
 
 fn main() {
@@ -556,7 +567,7 @@ fn main() {
 
         // Not counted: builds this target's driver.
         let warm = scratch.join("warm.out");
-        let (f, _) = ours(&root, &artifact, &warm, &scratch);
+        let (f, _) = ours(&root, &artifact, &warm, &scratch, None);
         assert!(
             f.ok(),
             "{}: ours (warm-up) failed:\n{}",
@@ -564,7 +575,7 @@ fn main() {
             f.stderr
         );
         let out = scratch.join("ours.out");
-        let (f, json) = ours(&root, &artifact, &out, &scratch);
+        let (f, json) = ours(&root, &artifact, &out, &scratch, None);
         let mut our = ToolResult::from_run(&f, &out, &artifact, &root, &binary, &flags);
         our.tests = json.as_ref().and_then(|j| j["tests_executed"].as_u64());
         eprintln!(
@@ -588,6 +599,20 @@ fn main() {
             );
             others.push((label, Some(r)));
         }
+        // Anytime dominance: ours given tmin's own time.
+        let at_tmin_time = others.first().and_then(|(_, r)| r.as_ref()).map(|t| {
+            let out = scratch.join("ours-at-tmin-time.out");
+            let (f, _) = ours(&root, &artifact, &out, &scratch, Some(t.secs.max(0.01)));
+            let r = ToolResult::from_run(&f, &out, &artifact, &root, &binary, &flags);
+            eprintln!(
+                "  ours with --max-time {:.2} (tmin's time): {} B in {:.2}s: {}",
+                t.secs,
+                r.len,
+                r.secs,
+                describe(&r.verdict)
+            );
+            r
+        });
         let script = judge_script(&scratch, &root, &binary, &expected, &flags);
         assert_eq!(
             Command::new(&script)
@@ -626,6 +651,7 @@ fn main() {
             expected,
             ours: our,
             others,
+            at_tmin_time,
         });
     }
     report(&rows, limit);
@@ -647,9 +673,9 @@ fn report(rows: &[Row], limit: Duration) {
         .map(|r| r.others.iter().map(|(l, _)| *l).collect())
         .unwrap_or_default();
     let mut head =
-        "| artifact | crate | shape | crash | original B | ours B | ours s | ours tests |"
+        "| artifact | crate | shape | crash | original B | ours B | ours s | ours tests | ours at tmin's time B |"
             .to_owned();
-    let mut rule = "|---|---|---|---|---:|---:|---:|---:|".to_owned();
+    let mut rule = "|---|---|---|---|---:|---:|---:|---:|---:|".to_owned();
     for l in &labels {
         head.push_str(&format!(" {l} B | {l} s |"));
         rule.push_str("---:|---:|");
@@ -659,9 +685,10 @@ fn report(rows: &[Row], limit: Duration) {
     let mut at_or_below = 0;
     let mut speedups = Vec::new();
     let mut losses = Vec::new();
+    let (mut dominated, mut not_dominated, mut slow) = (0, Vec::new(), Vec::new());
     for r in rows {
         let mut line = format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.entry.entry,
             r.entry.krate,
             r.entry.shape,
@@ -670,6 +697,9 @@ fn report(rows: &[Row], limit: Duration) {
             r.ours.cell(&r.expected),
             r.ours.secs_cell(),
             r.ours.tests.map_or("-".into(), |t| t.to_string()),
+            r.at_tmin_time
+                .as_ref()
+                .map_or("-".into(), |a| a.cell(&r.expected)),
         );
         for (_, res) in &r.others {
             match res {
@@ -702,6 +732,25 @@ fn report(rows: &[Row], limit: Duration) {
         }
         if let Some((_, Some(t))) = r.others.first() {
             speedups.push(t.secs / r.ours.secs);
+            // tmin's output counts only if it kept the crash; ours must.
+            if let Some(a) = &r.at_tmin_time {
+                let tmin_len = if t.verdict == r.expected {
+                    t.len
+                } else {
+                    r.original
+                };
+                if a.verdict == r.expected && a.len <= tmin_len {
+                    dominated += 1;
+                } else {
+                    not_dominated.push(format!(
+                        "{}: ours {} B at {:.1} s, tmin {} B",
+                        r.entry.entry, a.len, t.secs, tmin_len
+                    ));
+                }
+            }
+        }
+        if r.ours.secs > 60.0 {
+            slow.push(format!("{} ({:.0} s)", r.entry.entry, r.ours.secs));
         }
     }
     let n = rows.len();
@@ -721,5 +770,21 @@ fn report(rows: &[Row], limit: Duration) {
             losses.join("; ")
         );
     }
+    println!(
+        "- Anytime dominance (ours with `--max-time` = tmin's time ≤ tmin's same-signature output, else the original): **{dominated}/{n}** rows{}.",
+        if not_dominated.is_empty() {
+            String::new()
+        } else {
+            format!(" (not: {})", not_dominated.join("; "))
+        }
+    );
+    println!(
+        "- Rows over 60 s (ours): {}.",
+        if slow.is_empty() {
+            "none".to_owned()
+        } else {
+            slow.join(", ")
+        }
+    );
     println!("\n✗: the real binary reports another crash than the original's (kind or first frame). ≥: stopped at the limit, with the best output it left.");
 }
