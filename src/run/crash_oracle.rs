@@ -73,8 +73,6 @@ pub struct CrashOracle<'a> {
     best: Vec<u8>,
     /// The latest earlier bests, oldest first (at most [`HISTORY`]).
     history: std::collections::VecDeque<Vec<u8>>,
-    /// How many earlier bests `history` keeps.
-    history_len: usize,
     budget: Budget,
     started: Instant,
     executed: u64,
@@ -129,7 +127,6 @@ impl<'a> CrashOracle<'a> {
             mode,
             best: original.to_vec(),
             history: std::collections::VecDeque::new(),
-            history_len: HISTORY,
             budget: Budget::default(),
             started: Instant::now(),
             executed: 0,
@@ -244,12 +241,6 @@ impl<'a> CrashOracle<'a> {
         self.discarded
     }
 
-    /// Keeps `n` earlier bests instead of the default 16.
-    pub fn with_history(mut self, n: usize) -> Self {
-        self.history_len = n.max(1);
-        self
-    }
-
     pub fn with_budget(mut self, budget: Budget) -> Self {
         self.budget = budget;
         self
@@ -338,7 +329,7 @@ impl<'a> CrashOracle<'a> {
         if interesting && shortlex_less(candidate, &self.best) {
             let old = std::mem::replace(&mut self.best, candidate.to_vec());
             self.improved_at = Instant::now();
-            if self.history.len() >= self.history_len {
+            if self.history.len() == HISTORY {
                 self.history.pop_front();
             }
             self.history.push_back(old);

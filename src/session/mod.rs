@@ -750,12 +750,7 @@ pub fn reduce_reproduced(
         None => strategy.name(),
     };
     let drivers = drivers_for(opts, slowest);
-    let scout = scout_timeout(&signature, timeout).filter(|_| parsed.is_none());
     if let Some(r) = reporter.as_deref_mut() {
-        let scouting = match scout {
-            Some(short) => format!(", scouting at {:.2}s first", short.as_secs_f64()),
-            None => String::new(),
-        };
         let limit = match (signature.kind, timeout_goal.and_then(|g| g.libfuzzer)) {
             (CrashKind::Timeout, Some(n)) => format!(
                 "keeps running {:.2}s: libFuzzer -timeout={n} reports it",
@@ -765,7 +760,7 @@ pub fn reduce_reproduced(
                 format!("keeps running {:.2}s", timeout.as_secs_f64())
             }
             _ => format!("timeout {:.2}s", timeout.as_secs_f64()),
-        } + &scouting;
+        };
         let drivers = match drivers {
             1 => String::new(),
             n if opts.auto_drivers => format!(
@@ -790,121 +785,70 @@ pub fn reduce_reproduced(
     let mut passes = crate::reduce::PassLog::default();
     let (best, stats, work, invalid_candidates, others, stop, error) = {
         let progress_reporter = std::cell::RefCell::new(reporter.as_deref_mut());
-        // One reduction from `start` with the executor's current limit;
-        // `history`: how many earlier bests the oracle keeps.
-        // `reserve`: time kept back for what follows the stage.
-        let mut stage = |exec: &mut Executor,
-                         start: &[u8],
-                         history: usize,
-                         reserve: Duration,
-                         parsed: Option<(&Grammar, &Tree)>|
-         -> Stage {
-            let oracle = CrashOracle::new(&mut *exec, signature.clone(), opts.match_mode, start)
-                .with_history(history)
-                .with_budget(deadline_budget(
-                    opts.budget,
-                    clock.unwrap_or(started),
-                    final_check(&signature, slowest, timeout) + reserve,
-                ))
-                .with_new_helpers(drivers - 1)
-                .with_helpers_when_slow(
-                    if opts.auto_drivers && drivers == 1 {
-                        std::thread::available_parallelism().map_or(1, std::num::NonZero::get) - 1
-                    } else {
-                        0
-                    },
-                    SLOW_TEST,
-                )
-                .on_progress(|pr| {
-                    if let Some(r) = progress_reporter.borrow_mut().as_deref_mut() {
-                        r.progress(original_len, &pr)
-                    }
-                });
-            let mut cached = Cached::new(oracle);
-            cached.remember(start, true);
-            let mut invalid = None;
-            let result = match parsed {
-                Some((grammar, tree)) => {
-                    let reduced = tree_strategy.run(grammar, tree, &mut cached);
-                    invalid = Some(reduced.invalid_candidates);
-                    reduced.bytes
-                }
-                None => strategy.run_with(start, &mut cached, &opts.pipeline, &mut passes),
-            };
-            let stats = cached.stats();
-            let mut oracle = cached.into_inner();
-            // What other drivers were still running past an answer counts too.
-            oracle.finish();
-            // A finished reducer's answer is the result (the choice shrinker
-            // orders candidates by value, not by bytes, so it may differ from the
-            // oracle's byte-wise best). A run cut short keeps whichever is smaller.
-            let best = if oracle.stop_reason().is_none()
-                || crate::run::crash_oracle::shortlex_less(&result, oracle.best())
-            {
-                result
-            } else {
-                oracle.best().to_vec()
-            };
-            // What to fall back on if the best crashes only in this process's
-            // state: the oracle's best and the bests before it, newest first.
-            let mut candidates = vec![best];
-            candidates.push(oracle.best().to_vec());
-            candidates.extend(oracle.earlier_bests().map(<[u8]>::to_vec));
-            candidates.dedup();
-            Stage {
-                candidates,
-                stats,
-                work: Work {
-                    executed: oracle.executed(),
-                    discarded: oracle.discarded(),
-                    drivers: oracle.drivers(),
-                    helpers: oracle.helper_stats(),
-                },
-                invalid,
-                others: oracle.other_signatures(),
-                stop: oracle.stop_reason(),
-                error: oracle.take_error(),
-            }
-        };
-        let done = match scout {
-            None => stage(exec, data, HISTORY, Duration::ZERO, parsed),
-            Some(short) => {
-                // A candidate that still hangs costs the whole limit: scout
-                // with a shorter one, then go on from the newest best that
-                // still hangs at the real limit (the time to find it kept
-                // back from the scouting).
-                exec.set_timeout(short);
-                let search = timeout * SCOUT_HISTORY.ilog2();
-                let first = stage(exec, data, SCOUT_HISTORY, search, None);
-                exec.set_timeout(timeout);
-                if first.error.is_some() || first.stop == Some(StopReason::Interrupted) {
-                    first
+        let oracle = CrashOracle::new(&mut *exec, signature.clone(), opts.match_mode, data)
+            .with_budget(deadline_budget(
+                opts.budget,
+                clock.unwrap_or(started),
+                final_check(&signature, slowest, timeout),
+            ))
+            .with_new_helpers(drivers - 1)
+            .with_helpers_when_slow(
+                if opts.auto_drivers && drivers == 1 {
+                    std::thread::available_parallelism().map_or(1, std::num::NonZero::get) - 1
                 } else {
-                    let (from, checks) = newest_still_hanging(exec, &first.candidates, data);
-                    if first.stop.is_some() {
-                        // Out of time: what was found is the result.
-                        let mut done = Stage {
-                            candidates: vec![from],
-                            ..first
-                        };
-                        done.work.executed += checks;
-                        done
-                    } else {
-                        let mut second = stage(exec, &from, HISTORY, Duration::ZERO, None);
-                        second.merge(first, checks);
-                        second
-                    }
+                    0
+                },
+                SLOW_TEST,
+            )
+            .on_progress(|pr| {
+                if let Some(r) = progress_reporter.borrow_mut().as_deref_mut() {
+                    r.progress(original_len, &pr)
                 }
+            });
+        let mut cached = Cached::new(oracle);
+        cached.remember(data, true);
+        let mut invalid = None;
+        let result = match parsed {
+            Some((grammar, tree)) => {
+                let reduced = tree_strategy.run(grammar, tree, &mut cached);
+                invalid = Some(reduced.invalid_candidates);
+                reduced.bytes
             }
+            None => strategy.run_with(data, &mut cached, &opts.pipeline, &mut passes),
+        };
+        let stats = cached.stats();
+        let mut oracle = cached.into_inner();
+        // What other drivers were still running past an answer counts too.
+        oracle.finish();
+        // A finished reducer's answer is the result (the choice shrinker
+        // orders candidates by value, not by bytes, so it may differ from the
+        // oracle's byte-wise best). A run cut short keeps whichever is smaller.
+        let best = if oracle.stop_reason().is_none()
+            || crate::run::crash_oracle::shortlex_less(&result, oracle.best())
+        {
+            result
+        } else {
+            oracle.best().to_vec()
+        };
+        // What to fall back on if the best crashes only in this process's
+        // state: the oracle's best and the bests before it, newest first.
+        let mut candidates = vec![best];
+        candidates.push(oracle.best().to_vec());
+        candidates.extend(oracle.earlier_bests().map(<[u8]>::to_vec));
+        let work = Work {
+            executed: oracle.executed(),
+            discarded: oracle.discarded(),
+            drivers: oracle.drivers(),
+            helpers: oracle.helper_stats(),
         };
         (
-            done.candidates,
-            done.stats,
-            done.work,
-            done.invalid,
-            done.others,
-            done.stop,
-            done.error,
+            candidates,
+            stats,
+            work,
+            invalid,
+            oracle.other_signatures(),
+            oracle.stop_reason(),
+            oracle.take_error(),
         )
     };
     if let Some(e) = error {
@@ -987,7 +931,6 @@ pub fn reduce_reproduced(
             runs_at_least_secs: goal.deadline.as_secs_f64(),
             libfuzzer_timeout: goal.libfuzzer,
             inferred: opts.timeout.is_none() && opts.libfuzzer_timeout.is_none(),
-            scouted_at_secs: scout.map(|d| d.as_secs_f64()),
         }),
         _ => None,
     };
@@ -1030,91 +973,6 @@ pub fn reduce_reproduced(
         written,
         kept_existing,
     })
-}
-
-/// What one stage of a reduction left.
-struct Stage {
-    /// The result and the bests before it, newest first.
-    candidates: Vec<Vec<u8>>,
-    stats: crate::reduce::oracle::Stats,
-    work: Work,
-    invalid: Option<u64>,
-    others: Vec<(Signature, u64)>,
-    stop: Option<StopReason>,
-    error: Option<Error>,
-}
-
-impl Stage {
-    /// This stage, after `earlier` and `checks` runs between them: the
-    /// counts add up, and `earlier`'s bests are fallbacks after this one's.
-    fn merge(&mut self, earlier: Stage, checks: u64) {
-        for c in earlier.candidates {
-            if !self.candidates.contains(&c) {
-                self.candidates.push(c);
-            }
-        }
-        self.stats.calls += earlier.stats.calls;
-        self.stats.executed += earlier.stats.executed;
-        self.stats.cache_hits += earlier.stats.cache_hits;
-        self.stats.interesting += earlier.stats.interesting;
-        let (w, e) = (&mut self.work, earlier.work);
-        w.executed += e.executed + checks;
-        w.discarded += e.discarded;
-        w.helpers.executions += e.helpers.executions;
-        w.helpers.value_cache_hits += e.helpers.value_cache_hits;
-        w.helpers.restarts += e.helpers.restarts;
-        // A helper's first process is no restart: only this stage's are
-        // taken off later.
-        w.helpers.spawns += e.helpers.spawns.saturating_sub(e.drivers as u64 - 1);
-        w.drivers = w.drivers.max(e.drivers);
-        for (sig, n) in earlier.others {
-            match self.others.iter_mut().find(|(s, _)| *s == sig) {
-                Some((_, m)) => *m += n,
-                None => self.others.push((sig, n)),
-            }
-        }
-    }
-}
-
-/// Earlier bests each reduction keeps to fall back on.
-const HISTORY: usize = 16;
-
-/// Earlier bests a timeout's scouting stage keeps: the real limit picks
-/// among them, in `log2` of this many runs.
-const SCOUT_HISTORY: usize = 64;
-
-/// The shorter limit a timeout is first reduced with: a quarter of the
-/// real one, for limits of 2 s or more (a candidate that still hangs costs
-/// a quarter as much; on a target whose work doubles with each level of
-/// nesting, the scouted result is about two levels short of the real one).
-fn scout_timeout(sig: &Signature, limit: Duration) -> Option<Duration> {
-    (sig.kind == CrashKind::Timeout && limit >= Duration::from_secs(2)).then(|| limit / 4)
-}
-
-/// Of `bests` (newest and smallest first; `original`, which hangs, after
-/// them), the newest that still hangs at the executor's limit, found by
-/// binary search (older bests are larger and run longer); and how many
-/// runs that took.
-fn newest_still_hanging(exec: &mut Executor, bests: &[Vec<u8>], original: &[u8]) -> (Vec<u8>, u64) {
-    let mut list: Vec<&[u8]> = bests.iter().map(Vec::as_slice).collect();
-    list.retain(|b| *b != original);
-    list.push(original);
-    let (mut lo, mut hi) = (0, list.len() - 1);
-    let mut runs = 0;
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        runs += 1;
-        let hangs = matches!(
-            exec.run(list[mid]).map(|r| r.outcome),
-            Ok(Outcome::Crash(ref s)) if s.kind == CrashKind::Timeout
-        );
-        if hangs {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    (list[lo].to_vec(), runs)
 }
 
 /// What the drivers did during one reduction.

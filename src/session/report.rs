@@ -58,9 +58,6 @@ pub struct TimeoutGuarantee {
     pub libfuzzer_timeout: Option<u64>,
     /// `N` was inferred from the original's run, not given with `-- -timeout=N`.
     pub inferred: bool,
-    /// The shorter limit the reduction first ran with (its result then
-    /// checked at the real one), if it did.
-    pub scouted_at_secs: Option<f64>,
 }
 
 impl std::fmt::Display for TimeoutGuarantee {
