@@ -454,6 +454,7 @@ impl Cli {
             pipeline: crate::reduce::Pipeline {
                 seed: self.seed,
                 random_tests: self.random_tests,
+                costly_successes: false,
             },
             // Directory mode reduces several artifacts in parallel instead.
             drivers: match self.campaign() {

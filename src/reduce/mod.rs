@@ -13,7 +13,8 @@
 //!   bytes they count (length prefixes);
 //! * [`reduce_fields`] — binary words lowered and zeroed (offsets, counts);
 //! * [`simplify()`] — afl-tmin-style value simplification at constant length;
-//! * [`reduce_randomly`] — a seeded, budgeted random last stage;
+//! * [`reduce_randomly`] — a seeded, budgeted random stage: the last one,
+//!   and the first where successes are costly (timeouts);
 //! * [`seeds`] — the seed projects' reducers, transcribed call-for-call so
 //!   the reference results reproduce;
 //! * [`reduce`] / [`reduce_with`] — the default pipeline combining them;
@@ -56,7 +57,7 @@ pub use fields::reduce_fields;
 pub use generator::{shrink_generated, GeneratorOracle};
 pub use nesting::reduce_nesting;
 pub use numbers::reduce_numbers;
-pub use random::reduce_randomly;
+pub use random::{reduce_randomly, reduce_randomly_with, Draws};
 pub use repeats::reduce_repeats;
 pub use seeds::{fuzzingbook_dd, seed_ddmin, seed_ddrmin};
 pub use simplify::{simplify, Canonical};
@@ -81,6 +82,14 @@ pub struct Pipeline {
     /// stage: it at most doubles the work (on a target whose crashes cost a
     /// fork or a timeout each, that matters).
     pub random_tests: u64,
+    /// An interesting candidate costs far more than an uninteresting one
+    /// (a timeout: a candidate that still hangs runs to the limit, one that
+    /// does not ends at once). Then what matters is bytes removed per
+    /// success, and the pipeline leads with random stages of strictly
+    /// shorter candidates ([`Draws::Shorter`]) while they pay, and its
+    /// random stages never pay for a same-length change. Set by the
+    /// session from the crash's kind, not by the user.
+    pub costly_successes: bool,
 }
 
 impl Default for Pipeline {
@@ -88,9 +97,14 @@ impl Default for Pipeline {
         Pipeline {
             seed: 0,
             random_tests: DEFAULT_RANDOM_TESTS,
+            costly_successes: false,
         }
     }
 }
+
+/// A leading random stage goes on for another round while the last one
+/// removed at least this share of its input.
+const LEADING_RANDOM_PAYS: f64 = 1.0 / 8.0;
 
 /// What one pass of the pipeline did, summed over its runs.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -189,7 +203,12 @@ where
     reduce_with(input, oracle, &Pipeline::default(), &mut PassLog::default())
 }
 
-/// The default pipeline. Each round runs, in order:
+/// The default pipeline. With `pipeline.costly_successes` it first runs
+/// random stages of `pipeline.random_tests` strictly shorter candidates
+/// while each removes at least [`LEADING_RANDOM_PAYS`] of its input: on a
+/// timeout they remove several times more bytes per hang confirmed than
+/// the deterministic passes (see `docs/design.md`). Then each round runs,
+/// in order:
 ///
 /// 1. [`reduce_repeats`], [`truncate()`] and [`delete_chunks`]: the coarse
 ///    work, cheap on big inputs (the first two in `O(log n)` tests);
@@ -234,6 +253,38 @@ where
     // while they lead to shorter inputs (a lower byte at the same length is
     // kept, and the rounds after it run, but it does not buy another stage).
     let mut len_before_random = None;
+    let draws = if pipeline.costly_successes {
+        Draws::Shorter
+    } else {
+        Draws::Shortlex
+    };
+    if pipeline.costly_successes && pipeline.random_tests > 0 {
+        loop {
+            let before = current.len();
+            if oracle.exhausted() || before == 0 {
+                return current;
+            }
+            oracle.phase("random-first");
+            let tests = oracle.tests();
+            let started = std::time::Instant::now();
+            let (next, _) =
+                reduce_randomly_with(&current, &mut oracle, seed, pipeline.random_tests, draws);
+            let secs = started.elapsed().as_secs_f64();
+            log.record(
+                "random-first",
+                oracle.tests() - tests,
+                secs,
+                &current,
+                &next,
+            );
+            current = next;
+            seed = seed.wrapping_add(1);
+            if ((before - current.len()) as f64) < before as f64 * LEADING_RANDOM_PAYS {
+                break;
+            }
+        }
+        asked_before = oracle.calls;
+    }
     loop {
         let mut structural = false;
         macro_rules! pass {
@@ -291,7 +342,7 @@ where
         len_before_random = Some(current.len());
         let budget = pipeline.random_tests.min(oracle.calls - asked_before);
         let changed = pass!("random", |c: &[u8], o: &mut Counting<'_, O>| {
-            reduce_randomly(c, o, seed, budget).0
+            reduce_randomly_with(c, o, seed, budget, draws).0
         });
         asked_before = oracle.calls;
         if !changed || oracle.exhausted() {
@@ -506,6 +557,35 @@ mod tests {
     }
 
     #[test]
+    fn costly_successes_lead_with_random_stages_while_they_pay() {
+        // A hang needs 'x' and at least 100 bytes. The leading stages take
+        // most of 4,000 bytes away, never paying for a candidate of the
+        // same length; the rounds after them finish the job.
+        let mut input = vec![b'a'; 4000];
+        input[2500] = b'x';
+        let pred = |c: &[u8]| c.len() >= 100 && c.contains(&b'x');
+        let mut lengths = Vec::new();
+        let mut oracle = |c: &[u8]| {
+            lengths.push(c.len());
+            pred(c)
+        };
+        let mut log = PassLog::default();
+        let pipeline = Pipeline {
+            costly_successes: true,
+            ..Pipeline::default()
+        };
+        let result = reduce_with(&input, &mut oracle, &pipeline, &mut log);
+        assert!(pred(&result) && result.len() == 100, "{}", result.len());
+        let lead = &log.passes[0];
+        assert_eq!(lead.name, "random-first");
+        assert!(lead.removed >= 3000, "{lead:?}");
+        let first = &lengths[..lead.tests as usize];
+        assert!(first.iter().all(|&n| n < 4000));
+        // It stopped once a stage removed less than an eighth.
+        assert!(lead.tests <= 10 * pipeline.random_tests, "{lead:?}");
+    }
+
+    #[test]
     fn every_strategy_runs_on_bytes() {
         let input = b"xxxx(yyyy)zzzz";
         let pred = |c: &[u8]| c.contains(&b'(') && c.contains(&b')');
@@ -534,6 +614,16 @@ mod tests {
             prop_assert!(shortlex_le(&result, &case.input));
             prop_assert!(is_one_minimal(&result, holds));
             prop_assert_eq!(simplify(&result, &mut { holds }), result);
+        }
+
+        #[test]
+        fn costly_pipeline_result_is_interesting_and_minimal(case in arb_case()) {
+            let holds = |c: &[u8]| case.holds(c);
+            let pipeline = Pipeline { costly_successes: true, ..Pipeline::default() };
+            let result = reduce_with(&case.input, &mut { holds }, &pipeline, &mut PassLog::default());
+            prop_assert!(holds(&result));
+            prop_assert!(result.len() <= case.input.len());
+            prop_assert!(is_one_minimal(&result, holds));
         }
 
         #[test]

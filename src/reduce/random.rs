@@ -1,4 +1,4 @@
-//! A randomized last stage, in the spirit of libFuzzer's `-minimize_crash`.
+//! A randomized stage, in the spirit of libFuzzer's `-minimize_crash`.
 //!
 //! When every deterministic pass is at a fixpoint, some inputs still
 //! shrink under a combination of edits no pass tries: an erase here and a
@@ -10,6 +10,15 @@
 //! generator, so a run is reproducible (`--seed`); candidates go to the
 //! oracle in batches whose answer is the sequential one, so the result
 //! does not depend on how they are evaluated.
+//!
+//! Where every success costs far more than a failure (a timeout: a
+//! candidate that still hangs runs to the limit, one that does not ends at
+//! once), the draws are [`Draws::Shorter`]: strictly shorter candidates
+//! only, with erasures of up to half the input as libFuzzer's `EraseBytes`
+//! draws them. Each success then removes a lot, where a deterministic pass
+//! pays the limit for a few bytes (or, at the same length, for none).
+//! Each batch is then tried shortest first: a batch pays for at most one
+//! success, and that one removes the most the batch could.
 
 use super::oracle::shortlex_less;
 use crate::reduce::oracle::Oracle;
@@ -18,13 +27,28 @@ use crate::reduce::rng::Rng;
 /// Candidates drawn per round trip.
 const BATCH: usize = 64;
 
+/// Which candidates a stage draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Draws {
+    /// Shortlex-smaller ones (a lower byte at the same length counts);
+    /// erasures mostly short.
+    Shortlex,
+    /// Strictly shorter ones; erasures of up to half the input, of any
+    /// length alike (libFuzzer's `EraseBytes`).
+    Shorter,
+}
+
 /// One of libFuzzer's mutations, applied in place.
-fn mutate(rng: &mut Rng, data: &mut Vec<u8>) {
+fn mutate(rng: &mut Rng, data: &mut Vec<u8>, draws: Draws) {
     let len = data.len();
     match rng.below(6) {
-        // Erase a run (libFuzzer's EraseBytes), short runs more likely.
+        // Erase a run (libFuzzer's EraseBytes).
         0 | 1 if len > 0 => {
-            let longest = len.min(1 << rng.below(8));
+            let longest = match draws {
+                // Short runs more likely.
+                Draws::Shortlex => len.min(1 << rng.below(8)),
+                Draws::Shorter => (len / 2).max(1),
+            };
             let n = 1 + rng.below(longest);
             let at = rng.below(len - n + 1);
             data.drain(at..at + n);
@@ -69,25 +93,50 @@ pub fn reduce_randomly<O>(input: &[u8], oracle: &mut O, seed: u64, tests: u64) -
 where
     O: Oracle<u8> + ?Sized,
 {
+    reduce_randomly_with(input, oracle, seed, tests, Draws::Shortlex)
+}
+
+/// [`reduce_randomly`] drawing `draws`; with [`Draws::Shorter`] the result
+/// is the input itself or strictly shorter.
+pub fn reduce_randomly_with<O>(
+    input: &[u8],
+    oracle: &mut O,
+    seed: u64,
+    tests: u64,
+    draws: Draws,
+) -> (Vec<u8>, u64)
+where
+    O: Oracle<u8> + ?Sized,
+{
     let mut rng = Rng::new(seed);
     let mut current = input.to_vec();
     let mut used = 0u64;
-    let mut draws = 0u64;
+    let mut drawn = 0u64;
     while used < tests && !oracle.exhausted() && !current.is_empty() {
         let mut batch = Vec::with_capacity(BATCH);
         // Bounded so that an input with no smaller mutant ends the stage.
-        while batch.len() < BATCH.min((tests - used) as usize) && draws < 64 * tests {
-            draws += 1;
+        while batch.len() < BATCH.min((tests - used) as usize) && drawn < 64 * tests {
+            drawn += 1;
             let mut c = current.clone();
             for _ in 0..1 + rng.below(3) {
-                mutate(&mut rng, &mut c);
+                mutate(&mut rng, &mut c, draws);
             }
-            if shortlex_less(&c, &current) && !batch.contains(&c) {
+            let smaller = match draws {
+                Draws::Shortlex => shortlex_less(&c, &current),
+                Draws::Shorter => c.len() < current.len(),
+            };
+            if smaller && !batch.contains(&c) {
                 batch.push(c);
             }
         }
         if batch.is_empty() {
             break;
+        }
+        if draws == Draws::Shorter {
+            // Failures are cheap and a success is not: the shortest
+            // candidates first, so that the one success this batch pays
+            // for removes the most.
+            batch.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
         }
         match oracle.first_interesting(&batch) {
             Some(k) => {
@@ -126,6 +175,32 @@ mod tests {
         assert!(pred(&rc));
     }
 
+    #[test]
+    fn shorter_draws_take_big_steps_and_never_pay_for_same_length() {
+        // Interesting: at least 40 bytes and 'x' kept. From 4,000 bytes,
+        // the first success of the short-biased draws removes at most 128
+        // bytes; libFuzzer-sized erasures get most of the way at once.
+        let mut input = vec![b'a'; 4000];
+        input[1234] = b'x';
+        let pred = |c: &[u8]| c.len() >= 40 && c.contains(&b'x');
+        let mut rec = Recorder::new(|c: &[u8]| pred(c));
+        let (result, used) = reduce_randomly_with(&input, &mut rec, 3, 200, Draws::Shorter);
+        assert!(
+            pred(&result) && result.len() < 400,
+            "{} bytes",
+            result.len()
+        );
+        assert!(used <= 200);
+        // Every candidate is shorter than the input it was drawn from.
+        let mut current = input.len();
+        for c in &rec.log {
+            assert!(c.len() < current, "{} bytes drawn at {current}", c.len());
+            if pred(c) {
+                current = c.len();
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -135,6 +210,15 @@ mod tests {
             let (result, _) = reduce_randomly(&case.input, &mut { holds }, seed, 200);
             prop_assert!(holds(&result));
             prop_assert!(shortlex_le(&result, &case.input));
+        }
+
+        #[test]
+        fn shorter_draws_are_interesting_and_shorter_or_the_input(case in arb_case(), seed in any::<u64>()) {
+            let holds = |c: &[u8]| case.holds(c);
+            let (result, _) =
+                reduce_randomly_with(&case.input, &mut { holds }, seed, 200, Draws::Shorter);
+            prop_assert!(holds(&result));
+            prop_assert!(result == case.input || result.len() < case.input.len());
         }
     }
 }

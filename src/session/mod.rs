@@ -814,7 +814,15 @@ pub fn reduce_reproduced(
                 invalid = Some(reduced.invalid_candidates);
                 reduced.bytes
             }
-            None => strategy.run_with(data, &mut cached, &opts.pipeline, &mut passes),
+            None => {
+                // A timeout pays the whole limit for every candidate that
+                // still hangs, and little for one that does not.
+                let pipeline = crate::reduce::Pipeline {
+                    costly_successes: signature.kind == CrashKind::Timeout,
+                    ..opts.pipeline
+                };
+                strategy.run_with(data, &mut cached, &pipeline, &mut passes)
+            }
         };
         let stats = cached.stats();
         let mut oracle = cached.into_inner();
