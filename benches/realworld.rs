@@ -686,6 +686,8 @@ fn report(rows: &[Row], limit: Duration) {
     let mut speedups = Vec::new();
     let mut losses = Vec::new();
     let (mut dominated, mut not_dominated, mut slow) = (0, Vec::new(), Vec::new());
+    // `--max-time N` returned within N + 5 s (the dominance runs).
+    let (mut on_time, mut late) = (0, Vec::new());
     for r in rows {
         let mut line = format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -739,6 +741,14 @@ fn report(rows: &[Row], limit: Duration) {
                 } else {
                     r.original
                 };
+                if a.secs <= t.secs.max(0.01) + 5.0 {
+                    on_time += 1;
+                } else {
+                    late.push(format!(
+                        "{}: {:.1} s with --max-time {:.1}",
+                        r.entry.entry, a.secs, t.secs
+                    ));
+                }
                 if a.verdict == r.expected && a.len <= tmin_len {
                     dominated += 1;
                 } else {
@@ -776,6 +786,15 @@ fn report(rows: &[Row], limit: Duration) {
             String::new()
         } else {
             format!(" (not: {})", not_dominated.join("; "))
+        }
+    );
+    println!(
+        "- `--max-time N` returned within N + 5 s: **{on_time}/{}** rows{}.",
+        on_time + late.len(),
+        if late.is_empty() {
+            String::new()
+        } else {
+            format!(" (not: {})", late.join("; "))
         }
     );
     println!(

@@ -281,6 +281,9 @@ fn max_time_is_a_deadline_for_the_whole_run() {
     assert_eq!(v["timeout"]["runs_at_least_secs"], 1.0, "{v}");
     assert_eq!(v["timeout"]["libfuzzer_timeout"], Value::Null, "{v}");
     assert_eq!(v["timeout"]["inferred"], false, "{v}");
+    // A hang pays the limit per success: random stages of strictly
+    // shorter candidates come first (docs/design.md §5).
+    assert_eq!(v["passes"][0]["name"], "random-first", "{v}");
     assert!(
         took <= max_time + 3.0,
         "--max-time {max_time}: the run took {took:.1}s\n{}",
