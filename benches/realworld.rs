@@ -206,7 +206,31 @@ fn judge_mode() -> i32 {
     let flags = var("REALWORLD_JUDGE_FLAGS");
     let flags: Vec<&str> = flags.split_whitespace().collect();
     let file = fs::canonicalize(&file).unwrap_or_else(|_| PathBuf::from(&file));
-    i32::from(judge(&root, &binary, &file, &flags) != expected)
+    let got = judge(&root, &binary, &file, &flags);
+    i32::from(!same_recursion_or_equal(&got, &expected))
+}
+
+/// `got` is the `expected` crash. For a stack overflow, the recursions
+/// match when one's functions include the other's: where the guard page is
+/// hit moves with the environment (this script's own variables among it),
+/// and a frame more or less of the cycle shows twice.
+fn same_recursion_or_equal(got: &real::Verdict, expected: &real::Verdict) -> bool {
+    if got == expected {
+        return true;
+    }
+    if got.kind != "stack-overflow" || expected.kind != got.kind {
+        return false;
+    }
+    let set = |v: &real::Verdict| -> std::collections::BTreeSet<String> {
+        v.frame
+            .as_deref()
+            .unwrap_or("")
+            .split(" ↔ ")
+            .map(str::to_owned)
+            .collect()
+    };
+    let (a, b) = (set(got), set(expected));
+    a.is_subset(&b) || b.is_subset(&a)
 }
 
 /// A shell script running this executable in judge mode.
