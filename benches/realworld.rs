@@ -495,6 +495,15 @@ fn describe(v: &real::Verdict) -> String {
 }
 
 /// Registry paths shortened to the crate: `…/registry/src/<index>/gif-0.9.0/src/x.rs` → `gif-0.9.0/src/x.rs`.
+/// ` (not: a; b)` after a count of rows, or nothing when every row counts.
+fn exceptions(rows: &[String]) -> String {
+    if rows.is_empty() {
+        String::new()
+    } else {
+        format!(" (not: {})", rows.join("; "))
+    }
+}
+
 fn shorten(frame: &str) -> String {
     let mut s = frame.to_owned();
     while let Some(i) = s.find("/registry/src/") {
@@ -806,20 +815,12 @@ fn report(rows: &[Row], limit: Duration) {
     }
     println!(
         "- Anytime dominance (ours with `--max-time` = tmin's time ≤ tmin's same-signature output, else the original): **{dominated}/{n}** rows{}.",
-        if not_dominated.is_empty() {
-            String::new()
-        } else {
-            format!(" (not: {})", not_dominated.join("; "))
-        }
+        exceptions(&not_dominated)
     );
     println!(
         "- `--max-time N` returned within N + 5 s: **{on_time}/{}** rows{}.",
         on_time + late.len(),
-        if late.is_empty() {
-            String::new()
-        } else {
-            format!(" (not: {})", late.join("; "))
-        }
+        exceptions(&late)
     );
     println!(
         "- Rows over 60 s (ours): {}.",
