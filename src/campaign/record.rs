@@ -408,6 +408,7 @@ mod tests {
             fork_server: true,
             drivers: 1,
             auto_drivers: false,
+            explain_tests: 0,
             pipeline: Default::default(),
         };
         let base = settings_key(&opts);

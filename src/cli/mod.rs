@@ -154,6 +154,14 @@ pub struct Cli {
     #[arg(long, value_name = "N", default_value_t = crate::reduce::DEFAULT_RANDOM_TESTS)]
     pub random_tests: u64,
 
+    /// Tests the explanation after a reduction may use: which values of the result are free (any value still crashes the same way), alone and all at once.
+    #[arg(long, value_name = "N", default_value_t = crate::session::explain::DEFAULT_EXPLAIN_TESTS)]
+    pub explain_tests: u64,
+
+    /// No explanation after the reduction.
+    #[arg(long, conflicts_with = "explain_tests")]
+    pub no_explain: bool,
+
     /// Also write a ready #[test] that replays the reduced input through the target (put it in the fuzz package's tests/, e.g. fuzz/tests/crash_x.rs). With directories, several artifacts or --all: a directory, one test per bug reduced in this run (crash_<fingerprint>.rs).
     #[arg(long, value_name = "PATH")]
     pub emit_test: Option<PathBuf>,
@@ -462,6 +470,13 @@ impl Cli {
                 None => self.jobs.unwrap_or(1),
             },
             auto_drivers: self.campaign().is_none() && self.jobs.is_none(),
+            // One artifact's result only, for now: a directory run's rows stay
+            // as they are.
+            explain_tests: match self.campaign() {
+                Some(_) => 0,
+                None if self.no_explain => 0,
+                None => self.explain_tests,
+            },
         })
     }
 }

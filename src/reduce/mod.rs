@@ -29,6 +29,7 @@ mod batch;
 pub mod choices;
 pub mod chunks;
 pub mod ddmin;
+pub mod explain;
 pub mod fields;
 pub mod generator;
 pub mod nesting;
@@ -50,6 +51,7 @@ use std::str::FromStr;
 
 use crate::reduce::oracle::{Oracle, Span};
 
+pub(crate) use choices::debug_tokens;
 pub use choices::{probe_spans, shrink_choices, ChoiceElement};
 pub use chunks::{delete_chunks, delete_windows};
 pub use ddmin::ddmin;

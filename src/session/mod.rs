@@ -13,6 +13,7 @@
 //! reporting itself is in [`report`].
 
 pub mod emit_test;
+pub mod explain;
 pub mod report;
 
 use crate::error::{Error, Result};
@@ -76,6 +77,9 @@ pub struct Options {
     /// ([`SLOW_TEST`]), every available core gets a driver
     /// ([`drivers_for`]).
     pub auto_drivers: bool,
+    /// Tests the explanation of a single artifact's result may use
+    /// (`--explain-tests`; 0: none, `--no-explain` and directory runs).
+    pub explain_tests: u64,
 }
 
 /// A test at least this slow is worth more drivers: starting one costs a
@@ -911,6 +915,26 @@ pub fn reduce_reproduced(
         None
     };
     let exec_stats = exec.stats();
+    // Which parts of the result matter: after it is written and checked
+    // (and the reduction's counters read), asking questions only.
+    // `--max-time` is a deadline: the explanation gets what is left of it.
+    let time_left = match opts.budget.max_time {
+        Some(t) => t.saturating_sub(clock.unwrap_or(started).elapsed()),
+        None => explain::MAX_EXPLAIN_TIME,
+    };
+    let explanation = match explain::skipped(signature.kind, &best, opts.explain_tests) {
+        None if stop.is_none() && !crate::interrupt::requested() && !time_left.is_zero() => {
+            Some(explain::explain_result(
+                exec,
+                &signature,
+                opts.match_mode,
+                &best,
+                (opts.explain_tests, time_left),
+                opts.pipeline.seed,
+            ))
+        }
+        _ => None,
+    };
     let reproduce = reproduce_line(
         project,
         target,
@@ -977,6 +1001,7 @@ pub fn reduce_reproduced(
         typed: exec.typed(),
         preview: preview(&best, 160),
         debug,
+        explanation,
         verified_fresh: written || kept_existing,
         written,
         kept_existing,

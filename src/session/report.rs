@@ -134,6 +134,10 @@ pub struct Summary {
     pub preview: String,
     /// The target's `Debug` form of the reduced input (typed targets).
     pub debug: Option<String>,
+    /// Which parts of the result are free ([`crate::session::explain`]);
+    /// `None` when not explained (`--no-explain`, a timeout, a long result,
+    /// an interrupted run, a directory run).
+    pub explanation: Option<crate::session::explain::ExplainReport>,
     /// The result crashes with the original's signature when run alone in a
     /// fresh process (whatever is in the output file always does).
     pub verified_fresh: bool,
@@ -435,6 +439,16 @@ impl Reporter {
         say!("Reduced input ({} bytes): {}", s.reduced_len, s.preview);
         if let Some(debug) = &s.debug {
             say!("Debug form:\n{debug}");
+        }
+        if let Some(e) = &s.explanation {
+            say!();
+            say!(
+                "Explained ({} tests, {:.2}s): which {} can change and still crash the same way\n{}",
+                e.tests,
+                e.secs,
+                if e.typed { "values" } else { "bytes" },
+                e.text
+            );
         }
         say!();
         say!("Reproduce with:\n\n    {}\n", s.reproduce);

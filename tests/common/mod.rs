@@ -652,6 +652,7 @@ pub const FINISHED_FIELDS: &[&str] = &[
     "typed",
     "preview",
     "debug",
+    "explanation",
     "verified_fresh",
     "reproduce",
     "timeout",

@@ -69,6 +69,7 @@ use std::hash::{BuildHasher, RandomState};
 use std::rc::Rc;
 
 pub use probe::probe_spans;
+pub(crate) use probe::tokens as debug_tokens;
 
 /// Inputs longer than this first go through [`delete_chunks`] (cheap coarse
 /// deletion) before the draw-aware passes.

@@ -1,0 +1,498 @@
+//! The explanation after a reduction: which parts of the written result
+//! are free (issue 26). The questions go to the same crash oracle, with
+//! the same identity, as the reduction's; the answers are
+//! [`crate::reduce::explain`]'s. This module decides when an explanation is
+//! worth its tests, and shows it: for a typed target the `Debug` form with
+//! a mark after each free value and a path to it (`.note`, `[1].0`), for
+//! bytes a hex dump with the free bytes marked; in JSON the parts with
+//! their byte ranges, paths and verdicts.
+//!
+//! It never changes the result: it runs after the result is written and
+//! checked, and only reads it.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::reduce::debug_tokens as tokens;
+use crate::reduce::explain::{explain, Explanation, Together, Verdict};
+use crate::reduce::oracle::{Cached, SpanKind};
+use crate::run::crash_oracle::{Budget, CrashOracle};
+use crate::run::exec::Executor;
+use crate::run::outcome::{CrashKind, MatchMode, Signature};
+
+/// Tests an explanation may use when `--explain-tests` is not given: at the
+/// in-process speed of an ordinary target (10–50 thousand tests a second)
+/// well under a second.
+pub const DEFAULT_EXPLAIN_TESTS: u64 = 2000;
+
+/// Results longer than this are not explained: each byte is a part, and a
+/// long result is a deep nest or a long valid prefix, whose bytes are all
+/// needed alike.
+pub const MAX_EXPLAINED_LEN: usize = 1024;
+
+/// Whatever the budget, an explanation stops after this long (the parts
+/// left are reported untried).
+pub const MAX_EXPLAIN_TIME: Duration = Duration::from_secs(2);
+
+/// The explanation as reported (`explanation` in `--message-format json`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ExplainReport {
+    pub secs: f64,
+    pub tests: u64,
+    /// The parts are a typed target's draws (else bytes).
+    pub typed: bool,
+    pub parts: Vec<PartReport>,
+    /// `always`, `not-always` (with `example`), `untried`; absent with
+    /// fewer than two free parts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub together: Option<TogetherReport>,
+    /// The free parts merged where they touch: `[start, end)`.
+    pub free_ranges: Vec<[usize; 2]>,
+    /// What a person reads: the marked `Debug` form, or the hex dump.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PartReport {
+    pub start: usize,
+    pub end: usize,
+    /// `leaf` or `structural` (bytes targets: `byte`).
+    pub kind: &'static str,
+    /// `free`, `needed` or `untried`.
+    pub verdict: &'static str,
+    /// Variations that still crashed the same way.
+    pub tried: usize,
+    /// A typed target's value at this part: where it is in the `Debug`
+    /// form (`.note`, `[1].0`, empty for the whole value) and how it reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// For `needed`: the variation that no longer crashed the same way
+    /// (hex).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TogetherReport {
+    pub verdict: &'static str,
+    pub tried: usize,
+    /// For `not-always`: the joint variation that did not crash the same
+    /// way (hex), and a typed target's value for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub debug: Option<String>,
+}
+
+/// Why a result gets no explanation, if it does not.
+pub fn skipped(kind: CrashKind, result: &[u8], tests: u64) -> Option<&'static str> {
+    if tests == 0 {
+        Some("--no-explain")
+    } else if kind == CrashKind::Timeout {
+        Some("a timeout: every variation that still hangs runs to the limit")
+    } else if result.is_empty() {
+        Some("the result is empty")
+    } else if result.len() > MAX_EXPLAINED_LEN {
+        Some("the result is longer than 1024 bytes")
+    } else {
+        None
+    }
+}
+
+/// Explains `result` (written and checked) with at most `tests` tests,
+/// for at most `time` (capped at [`MAX_EXPLAIN_TIME`]: what `--max-time`
+/// left, else that).
+pub fn explain_result(
+    exec: &mut Executor,
+    signature: &Signature,
+    mode: MatchMode,
+    result: &[u8],
+    (tests, time): (u64, Duration),
+    seed: u64,
+) -> ExplainReport {
+    let started = Instant::now();
+    let explanation = {
+        let oracle =
+            CrashOracle::new(&mut *exec, signature.clone(), mode, result).with_budget(Budget {
+                max_tests: None,
+                max_time: Some(time.min(MAX_EXPLAIN_TIME)),
+            });
+        let mut cached = Cached::new(oracle);
+        cached.remember(result, true);
+        explain(result, &mut cached, tests, seed)
+    };
+    let secs = started.elapsed().as_secs_f64();
+    let rendering = if explanation.typed {
+        exec.debug_format(result).ok().flatten()
+    } else {
+        None
+    };
+    let located = match &rendering {
+        Some(debug) => locate_parts(exec, result, debug, &explanation),
+        None => vec![None; explanation.parts.len()],
+    };
+    // What varying the free parts at once gave, as a person reads it.
+    let apart = match &explanation.together {
+        Some(Together::NotAlways { example }) if rendering.is_some() => exec
+            .debug_format(example)
+            .ok()
+            .flatten()
+            .map(|d| one_line(&d)),
+        _ => None,
+    };
+    let mut report = report(&explanation, result, rendering.as_deref(), &located, secs);
+    if let Some(t) = report.together.as_mut() {
+        t.debug = apart;
+    }
+    report.text.push_str(&summary_line(&report, result.len()));
+    report
+}
+
+/// A multi-line `Debug` form (`{:#?}`) on one line, as `{:?}` writes it.
+fn one_line(debug: &str) -> String {
+    let joined = debug
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    [
+        (", }", " }"),
+        (", )", ")"),
+        (", ]", "]"),
+        ("( ", "("),
+        ("[ ", "["),
+        (" )", ")"),
+        (" ]", "]"),
+    ]
+    .iter()
+    .fold(joined, |s, (from, to)| s.replace(from, to))
+}
+
+/// Where each part's value is in `debug`: the token that changes, alone,
+/// when the part does (byte offset in `debug`), if one does.
+fn locate_parts(
+    exec: &mut Executor,
+    result: &[u8],
+    debug: &str,
+    explanation: &Explanation,
+) -> Vec<Option<usize>> {
+    let original = tokens(debug);
+    explanation
+        .parts
+        .iter()
+        .map(|part| {
+            if part.kind != SpanKind::Leaf {
+                return None;
+            }
+            let mut changed = result.to_vec();
+            for b in &mut changed[part.start..part.end] {
+                *b = b.wrapping_add(1);
+            }
+            let other = exec.debug_format(&changed).ok().flatten()?;
+            let other = tokens(&other);
+            if other.len() != original.len() {
+                return None;
+            }
+            let mut differing = original
+                .iter()
+                .zip(&other)
+                .enumerate()
+                .filter(|(_, (a, b))| a != b);
+            let (k, _) = differing.next()?;
+            if differing.next().is_some() {
+                return None;
+            }
+            Some(original[k].as_ptr() as usize - debug.as_ptr() as usize)
+        })
+        .collect()
+}
+
+fn report(
+    e: &Explanation,
+    result: &[u8],
+    debug: Option<&str>,
+    located: &[Option<usize>],
+    secs: f64,
+) -> ExplainReport {
+    let parts: Vec<PartReport> = e
+        .parts
+        .iter()
+        .zip(located)
+        .map(|(p, at)| {
+            let (verdict, tried, example) = match &p.verdict {
+                Verdict::Free { tried } => ("free", *tried, None),
+                Verdict::Needed { example } => ("needed", 0, Some(hex(example))),
+                Verdict::Untried { tried } => ("untried", *tried, None),
+            };
+            let (path, value) = match (debug, at) {
+                (Some(d), Some(at)) => {
+                    (Some(debug_path(d, *at)), Some(token_at(d, *at).to_owned()))
+                }
+                _ => (None, None),
+            };
+            PartReport {
+                start: p.start,
+                end: p.end,
+                kind: match (e.typed, p.kind) {
+                    (false, _) => "byte",
+                    (true, SpanKind::Structural) => "structural",
+                    (true, _) => "leaf",
+                },
+                verdict,
+                tried,
+                path,
+                value,
+                example,
+            }
+        })
+        .collect();
+    let together = e.together.as_ref().map(|t| match t {
+        Together::Always { tried } => TogetherReport {
+            verdict: "always",
+            tried: *tried,
+            example: None,
+            debug: None,
+        },
+        Together::NotAlways { example } => TogetherReport {
+            verdict: "not-always",
+            tried: 0,
+            example: Some(hex(example)),
+            debug: None,
+        },
+        Together::Untried { tried } => TogetherReport {
+            verdict: "untried",
+            tried: *tried,
+            example: None,
+            debug: None,
+        },
+    });
+    let free_ranges: Vec<[usize; 2]> = e.free_ranges().into_iter().map(|(a, b)| [a, b]).collect();
+    let text = match debug {
+        Some(d) => marked_debug(d, &parts, located),
+        None => hex_dump(result, &parts),
+    };
+    ExplainReport {
+        secs,
+        tests: e.tests,
+        typed: e.typed,
+        parts,
+        together,
+        free_ranges,
+        text,
+    }
+}
+
+/// The last line: how many parts are free, and whether together.
+fn summary_line(r: &ExplainReport, len: usize) -> String {
+    let free = r.parts.iter().filter(|p| p.verdict == "free").count();
+    let untried = r.parts.iter().filter(|p| p.verdict == "untried").count();
+    let what = if r.typed { "values" } else { "bytes" };
+    let total = if r.typed { r.parts.len() } else { len };
+    let mut line = match free {
+        0 => format!("no {what} are free: changing any of the {total} stops the crash"),
+        1 => format!("1 of {total} {what} is free: any value still crashes the same way"),
+        n => {
+            format!("{n} of {total} {what} are free: any value in each still crashes the same way")
+        }
+    };
+    match &r.together {
+        Some(t) if t.verdict == "always" => line.push_str(", all at once too"),
+        Some(t) if t.verdict == "not-always" => {
+            line.push_str(", one at a time only");
+            match (&t.debug, &t.example) {
+                (Some(d), _) => line.push_str(&format!(": {d} does not crash the same way")),
+                (None, Some(x)) => {
+                    line.push_str(&format!(": {x} (hex) does not crash the same way"))
+                }
+                _ => {}
+            }
+        }
+        Some(_) => line.push_str(" (not varied all at once: out of tests)"),
+        None => {}
+    }
+    if untried > 0 {
+        line.push_str(&format!("; {untried} not tried (out of tests or time)"));
+    }
+    line
+}
+
+/// `debug` with each free value marked: `// any value` at the end of its
+/// line in the multi-line form (`{:#?}`, one value a line), else
+/// ` /* any */` right after it.
+fn marked_debug(debug: &str, parts: &[PartReport], located: &[Option<usize>]) -> String {
+    let multiline = debug.trim_end().contains('\n');
+    let mut marks: Vec<(usize, &str)> = parts
+        .iter()
+        .zip(located)
+        .filter(|(p, _)| p.verdict == "free")
+        .filter_map(|(_, at)| *at)
+        .map(|at| {
+            if multiline {
+                let eol = debug[at..].find('\n').map_or(debug.len(), |i| at + i);
+                (eol, "  // any value")
+            } else {
+                (at + token_at(debug, at).len(), " /* any */")
+            }
+        })
+        .collect();
+    marks.sort();
+    marks.dedup();
+    let mut out = String::with_capacity(debug.len() + 16 * marks.len() + 1);
+    let mut from = 0;
+    for (at, mark) in marks {
+        out.push_str(&debug[from..at]);
+        out.push_str(mark);
+        from = at;
+    }
+    out.push_str(debug[from..].trim_end());
+    out.push('\n');
+    out
+}
+
+/// 16 bytes a line: offset, hex, ASCII; under it `~~` for each free byte.
+fn hex_dump(data: &[u8], parts: &[PartReport]) -> String {
+    let mut free = vec![false; data.len()];
+    for p in parts.iter().filter(|p| p.verdict == "free") {
+        free[p.start..p.end].iter_mut().for_each(|f| *f = true);
+    }
+    let mut out = String::new();
+    for (line, chunk) in data.chunks(16).enumerate() {
+        let hexes: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
+        let ascii: String = chunk
+            .iter()
+            .map(|&b| {
+                if b.is_ascii_graphic() || b == b' ' {
+                    b as char
+                } else {
+                    '.'
+                }
+            })
+            .collect();
+        out.push_str(&format!(
+            "{:04x}  {:<47}  {ascii}\n",
+            line * 16,
+            hexes.join(" ")
+        ));
+        let marks: Vec<&str> = (0..chunk.len())
+            .map(|i| if free[line * 16 + i] { "~~" } else { "  " })
+            .collect();
+        let marks = marks.join(" ");
+        if !marks.trim().is_empty() {
+            out.push_str(&format!("      {}\n", marks.trim_end()));
+        }
+    }
+    if free.iter().any(|&f| f) {
+        out.push_str("~~ any value\n");
+    }
+    out
+}
+
+/// The token of `debug` that starts at byte `at`.
+fn token_at(debug: &str, at: usize) -> &str {
+    tokens(&debug[at..]).first().copied().unwrap_or("")
+}
+
+/// Where the token at byte `at` sits in the value: `.field`, `.0`, `[1]`
+/// from the outside in (empty: the whole value).
+pub(crate) fn debug_path(debug: &str, at: usize) -> String {
+    #[derive(PartialEq)]
+    enum Open {
+        Brace,
+        Paren,
+        Bracket,
+    }
+    let toks = tokens(&debug[..at]);
+    let mut stack: Vec<(Open, usize, String)> = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        match *t {
+            "{" => stack.push((Open::Brace, 0, String::new())),
+            "(" => stack.push((Open::Paren, 0, ".0".into())),
+            "[" => stack.push((Open::Bracket, 0, "[0]".into())),
+            "}" | ")" | "]" => {
+                stack.pop();
+            }
+            "," => {
+                if let Some((open, n, label)) = stack.last_mut() {
+                    *n += 1;
+                    *label = match open {
+                        Open::Brace => String::new(),
+                        Open::Paren => format!(".{n}"),
+                        Open::Bracket => format!("[{n}]"),
+                    };
+                }
+            }
+            ":" => {
+                // `field: value` inside braces (not `a::b`).
+                let colons = toks.get(i + 1) == Some(&":") || (i > 0 && toks[i - 1] == ":");
+                if let (Some((Open::Brace, _, label)), false, Some(name)) =
+                    (stack.last_mut(), colons, i.checked_sub(1).map(|k| toks[k]))
+                {
+                    *label = format!(".{name}");
+                }
+            }
+            _ => {}
+        }
+    }
+    stack.into_iter().map(|(_, _, label)| label).collect()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_from_the_outside_in() {
+        let d = "Request { kind: 3, note: 0, index: 4 }";
+        assert_eq!(debug_path(d, d.find("0,").unwrap()), ".note");
+        assert_eq!(debug_path(d, d.find("4 }").unwrap()), ".index");
+        let d = "[PushFront(0), PopBack, Insert(\"\", 7)]";
+        assert_eq!(debug_path(d, d.find("0)").unwrap()), "[0].0");
+        assert_eq!(debug_path(d, d.find("7)").unwrap()), "[2].1");
+        let d = "Message { body: Multipart { subtype: \"\\0\", parts: [] } }";
+        assert_eq!(debug_path(d, d.find("\"\\0\"").unwrap()), ".body.subtype");
+        assert_eq!(debug_path("4", 0), "");
+        let d = "Op::Push { at: 1 }";
+        assert_eq!(debug_path(d, d.find('1').unwrap()), ".at");
+    }
+
+    #[test]
+    fn pretty_debug_on_one_line() {
+        assert_eq!(
+            one_line("Rect {\n    width: 255,\n    height: 255,\n}\n"),
+            "Rect { width: 255, height: 255 }"
+        );
+        assert_eq!(
+            one_line("[\n    PushFront(\n        0,\n    ),\n    PopBack,\n]"),
+            "[PushFront(0), PopBack]"
+        );
+    }
+
+    #[test]
+    fn free_bytes_are_marked_under_the_dump() {
+        let parts: Vec<PartReport> = [("needed", 0), ("free", 1), ("free", 2), ("free", 3)]
+            .iter()
+            .map(|&(verdict, i)| PartReport {
+                start: i,
+                end: i + 1,
+                kind: "byte",
+                verdict,
+                tried: 0,
+                path: None,
+                value: None,
+                example: None,
+            })
+            .collect();
+        assert_eq!(
+            hex_dump(b"\x03xyz", &parts),
+            "0000  03 78 79 7a                                      .xyz\n         ~~ ~~ ~~\n~~ any value\n"
+        );
+    }
+}

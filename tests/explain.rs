@@ -1,0 +1,185 @@
+//! The explanation after a reduction (issue 26), end to end on the `buggy`
+//! fixture's `explain_*` targets, whose answers are known by construction:
+//! - `explain_request`: `Request { kind, note, index }`, crashes for kind 3
+//!   and an index past a four-slot table; `note` is free, the others not;
+//! - `explain_area`: `Rect { width, height, scale }` divides by the area for
+//!   scale 9; width and height are each free while the other is zero, not
+//!   both at once;
+//! - `explain_length`: bytes, a length byte then that many payload bytes;
+//!   the payload is free, the length not.
+//!
+//! Each is checked exactly, in JSON and as a person reads it, and the
+//! written result is the same with `--no-explain`.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+/// Reduces `bytes` as an artifact of `target` with `extra` args; returns
+/// the `reduce-finished` message and the result's bytes.
+fn reduce_artifact(target: &str, name: &str, bytes: &[u8], extra: &[&str]) -> (Value, Vec<u8>) {
+    let artifact = fixture().write_artifact(target, name, bytes);
+    let run = reduce(&artifact, extra);
+    run.assert_code(0);
+    let v = run.message("reduce-finished");
+    let result = std::fs::read(reduced_path(&artifact)).unwrap();
+    (v, result)
+}
+
+/// The `explanation` without its time (which varies).
+fn explanation(v: &Value) -> Value {
+    let mut e = v["explanation"].clone();
+    assert!(e["secs"].as_f64().is_some_and(|s| s >= 0.0), "{v}");
+    e.as_object_mut().unwrap().remove("secs");
+    e
+}
+
+/// The human output's explanation block, from `Explained` to the summary
+/// line, without the counts on its first line.
+fn human_block(target: &str, name: &str, bytes: &[u8]) -> String {
+    let artifact = fixture().write_artifact(target, name, bytes);
+    let run = run(&[artifact.display().to_string()], &fixture().root);
+    run.assert_code(0);
+    let out = format!("{}{}", run.stdout, run.stderr);
+    let from = out
+        .find("Explained (")
+        .unwrap_or_else(|| panic!("no explanation:\n{out}"));
+    let block = &out[from..];
+    let block = &block[..block.find("\nReproduce with").unwrap_or(block.len())];
+    let (first, rest) = block.split_once('\n').unwrap();
+    assert!(
+        first.ends_with("can change and still crash the same way"),
+        "{first}"
+    );
+    rest.trim_end().to_owned()
+}
+
+#[test]
+fn one_field_of_three_is_free() {
+    let _guard = lock_target("explain_request");
+    let (v, result) = reduce_artifact(
+        "explain_request",
+        "explain-json",
+        b"\x03\xab\xcd\xc8\x11\x22\x33",
+        &[],
+    );
+    assert_eq!(result, b"\x03\x00\x00\x04");
+    assert_eq!(
+        explanation(&v),
+        json!({
+            "tests": 102,
+            "typed": true,
+            "parts": [
+                {"start": 0, "end": 1, "kind": "leaf", "verdict": "needed", "tried": 0,
+                 "path": ".kind", "value": "3", "example": "00000004"},
+                {"start": 1, "end": 3, "kind": "leaf", "verdict": "free", "tried": 100,
+                 "path": ".note", "value": "0"},
+                {"start": 3, "end": 4, "kind": "leaf", "verdict": "needed", "tried": 0,
+                 "path": ".index", "value": "4", "example": "03000000"},
+            ],
+            "free_ranges": [[1, 3]],
+            "text": "Request {\n    kind: 3,\n    note: 0,  // any value\n    index: 4,\n}\n\
+                     1 of 3 values is free: any value still crashes the same way",
+        })
+    );
+    assert_eq!(
+        human_block(
+            "explain_request",
+            "explain-human",
+            b"\x03\xab\xcd\xc8\x11\x22\x33"
+        ),
+        "Request {\n    kind: 3,\n    note: 0,  // any value\n    index: 4,\n}\n\
+         1 of 3 values is free: any value still crashes the same way"
+    );
+}
+
+#[test]
+fn two_fields_free_alone_are_not_free_together() {
+    let _guard = lock_target("explain_area");
+    let (v, result) = reduce_artifact("explain_area", "explain-json", b"\x00\x4d\x09\x55\x66", &[]);
+    assert_eq!(result, b"\x00\x00\x09");
+    let summary = "2 of 3 values are free: any value in each still crashes the same way, \
+                   one at a time only: Rect { width: 255, height: 255, scale: 9 } does not \
+                   crash the same way";
+    let marked =
+        "Rect {\n    width: 0,  // any value\n    height: 0,  // any value\n    scale: 9,\n}\n";
+    assert_eq!(
+        explanation(&v),
+        json!({
+            "tests": 202,
+            "typed": true,
+            "parts": [
+                {"start": 0, "end": 1, "kind": "leaf", "verdict": "free", "tried": 100,
+                 "path": ".width", "value": "0"},
+                {"start": 1, "end": 2, "kind": "leaf", "verdict": "free", "tried": 100,
+                 "path": ".height", "value": "0"},
+                {"start": 2, "end": 3, "kind": "leaf", "verdict": "needed", "tried": 0,
+                 "path": ".scale", "value": "9", "example": "000000"},
+            ],
+            "together": {"verdict": "not-always", "tried": 0, "example": "ffff09",
+                         "debug": "Rect { width: 255, height: 255, scale: 9 }"},
+            "free_ranges": [[0, 2]],
+            "text": format!("{marked}{summary}"),
+        })
+    );
+    assert_eq!(
+        human_block("explain_area", "explain-human", b"\x00\x4d\x09\x55\x66"),
+        format!("{marked}{summary}")
+    );
+}
+
+#[test]
+fn a_length_byte_is_needed_and_its_payload_free() {
+    let _guard = lock_target("explain_length");
+    let (v, result) = reduce_artifact("explain_length", "explain-json", b"\x03abc", &[]);
+    assert_eq!(result, b"\x03\x00\x00\x00");
+    let byte = |i: usize, verdict: &str, tried: usize| {
+        let mut p =
+            json!({"start": i, "end": i + 1, "kind": "byte", "verdict": verdict, "tried": tried});
+        if verdict == "needed" {
+            p["example"] = json!("00000000");
+        }
+        p
+    };
+    let text = "0000  03 00 00 00                                      ....\n\
+                \x20        ~~ ~~ ~~\n\
+                ~~ any value\n\
+                3 of 4 bytes are free: any value in each still crashes the same way, all at once too";
+    assert_eq!(
+        explanation(&v),
+        json!({
+            "tests": 400,
+            "typed": false,
+            "parts": [byte(0, "needed", 0), byte(1, "free", 100), byte(2, "free", 100), byte(3, "free", 100)],
+            "together": {"verdict": "always", "tried": 100},
+            "free_ranges": [[1, 4]],
+            "text": text,
+        })
+    );
+    assert_eq!(
+        human_block("explain_length", "explain-human", b"\x03abc"),
+        text
+    );
+}
+
+#[test]
+fn no_explain_leaves_the_result_as_it_is() {
+    let _guard = lock_target("explain_request");
+    let input = b"\x03\x01\x02\x09\x44";
+    let (with, explained) = reduce_artifact("explain_request", "explain-on", input, &[]);
+    assert!(with["explanation"].is_object(), "{with}");
+    let (without, plain) =
+        reduce_artifact("explain_request", "explain-off", input, &["--no-explain"]);
+    assert_eq!(without["explanation"], Value::Null, "{without}");
+    let (zero, _) = reduce_artifact(
+        "explain_request",
+        "explain-zero",
+        input,
+        &["--explain-tests", "0"],
+    );
+    assert_eq!(zero["explanation"], Value::Null, "{zero}");
+    assert_eq!(explained, plain);
+    // The explanation's tests are not the reduction's.
+    assert_eq!(with["tests_executed"], without["tests_executed"]);
+}
