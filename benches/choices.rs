@@ -258,6 +258,7 @@ fn reduce(
     let _ = fs::remove_file(output);
     let (a, o) = (artifact.display().to_string(), output.display().to_string());
     let args = [
+        "--no-explain",
         "--message-format",
         "json",
         "--strategy",

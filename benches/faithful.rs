@@ -185,7 +185,7 @@ fn ours(
     cmd.arg(artifact)
         .arg("-o")
         .arg(out)
-        .args(["--message-format", "json", "-q"])
+        .args(["--message-format", "json", "-q", "--no-explain"])
         .args(extra)
         .current_dir(root);
     let f = run_limited(cmd, scratch, RUN_LIMIT);

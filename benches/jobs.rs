@@ -69,7 +69,7 @@ fn reduce(copy: &Path, artifact: &Path, jobs: usize, scratch: &Path) -> Measured
     };
     let _ = std::fs::remove_file(&output);
     let mut cmd = Command::new(BIN);
-    cmd.args(["-s", "none", "--message-format", "json", "-j"])
+    cmd.args(["-s", "none", "--no-explain", "--message-format", "json", "-j"])
         .arg(jobs.to_string())
         .arg(artifact)
         .current_dir(copy);

@@ -337,7 +337,7 @@ fn ours(
     cmd.arg(artifact)
         .arg("-o")
         .arg(out)
-        .args(["--message-format", "json", "-q"])
+        .args(["--message-format", "json", "-q", "--no-explain"])
         .current_dir(root);
     if let Some(t) = max_time {
         cmd.args(["--max-time", &format!("{t:.2}")]);

@@ -79,7 +79,7 @@ fn timed(mut cmd: Command, marker: &str) -> (Option<f64>, f64) {
 fn ours(root: &Path, extra: &[&str]) -> (Option<f64>, f64) {
     let artifact = root.join("fuzz/artifacts/parse").join(ARTIFACT);
     let mut cmd = Command::new(BIN);
-    cmd.args(["--message-format", "json"])
+    cmd.args(["--message-format", "json", "--no-explain"])
         .args(extra)
         .arg(&artifact)
         .arg("-o")
