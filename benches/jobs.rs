@@ -69,10 +69,17 @@ fn reduce(copy: &Path, artifact: &Path, jobs: usize, scratch: &Path) -> Measured
     };
     let _ = std::fs::remove_file(&output);
     let mut cmd = Command::new(BIN);
-    cmd.args(["-s", "none", "--no-explain", "--message-format", "json", "-j"])
-        .arg(jobs.to_string())
-        .arg(artifact)
-        .current_dir(copy);
+    cmd.args([
+        "-s",
+        "none",
+        "--no-explain",
+        "--message-format",
+        "json",
+        "-j",
+    ])
+    .arg(jobs.to_string())
+    .arg(artifact)
+    .current_dir(copy);
     let run = common::run_limited(cmd, scratch, Duration::from_secs(600));
     assert!(
         run.ok(),

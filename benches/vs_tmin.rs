@@ -446,7 +446,14 @@ fn run_ours(
     cmd.arg(path)
         .arg("-o")
         .arg(&out)
-        .args(["-s", "none", "--message-format", "json", "-q", "--no-explain"])
+        .args([
+            "-s",
+            "none",
+            "--message-format",
+            "json",
+            "-q",
+            "--no-explain",
+        ])
         .args(extra);
     if let Some(s) = timeout {
         cmd.args(["--timeout", &s.to_string()]);

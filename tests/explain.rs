@@ -183,3 +183,30 @@ fn no_explain_leaves_the_result_as_it_is() {
     // The explanation's tests are not the reduction's.
     assert_eq!(with["tests_executed"], without["tests_executed"]);
 }
+
+#[test]
+fn the_emitted_test_carries_the_marks() {
+    let _guard = lock_target("explain_request");
+    let test = tmp_root().join("explain-emitted").join("crash_request.rs");
+    let _ = std::fs::remove_file(&test);
+    let test_arg = test.display().to_string();
+    let (v, _) = reduce_artifact(
+        "explain_request",
+        "explain-emit",
+        b"\x03\xab\xcd\xc8\x11\x22\x33",
+        &["--emit-test", &test_arg],
+    );
+    assert!(v["explanation"].is_object(), "{v}");
+    let source = std::fs::read_to_string(&test).unwrap();
+    let comment = "/// The reduced input, as the target sees it (`cargo fuzz fmt`):\n\
+                   ///\n\
+                   ///     Request {\n\
+                   ///         kind: 3,\n\
+                   ///         note: 0,  // any value\n\
+                   ///         index: 4,\n\
+                   ///     }\n\
+                   ///\n\
+                   /// 1 of 3 values is free: any value still crashes the same way.\n\
+                   const INPUT: &[u8] = ";
+    assert!(source.contains(comment), "{source}");
+}

@@ -29,6 +29,10 @@ pub struct RegressionTest<'a> {
     pub reduced: &'a [u8],
     /// The value's `Debug` form (typed targets).
     pub debug: Option<&'a str>,
+    /// The explanation's text ([`crate::session::explain`]): the marked
+    /// `Debug` form or hex dump, then its summary line. Shown instead of
+    /// `debug` when there is one.
+    pub explained: Option<&'a str>,
 }
 
 /// What it takes for a regression test to fail while the bug is there.
@@ -122,15 +126,30 @@ impl RegressionTest<'_> {
     pub fn render(&self, path: &Path) -> String {
         let dir = absolute(path.parent().unwrap_or(Path::new(".")));
         let target_path = relative_path(&dir, &absolute(self.target_src));
-        let debug = match self.debug {
-            Some(d) => format!(
+        let debug = match (self.explained, self.debug) {
+            (Some(text), _) => {
+                let (body, summary) = text.rsplit_once('\n').unwrap_or(("", text));
+                let what = if self.debug.is_some() {
+                    "as the target sees it (`cargo fuzz fmt`)"
+                } else {
+                    "in hex, the bytes marked `~~` free"
+                };
+                format!(
+                    "/// The reduced input, {what}:\n///\n{}\n///\n/// {summary}.",
+                    body.lines()
+                        .map(|l| format!("///     {l}").trim_end().to_owned())
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                )
+            }
+            (None, Some(d)) => format!(
                 "/// The reduced input, as the target sees it (`cargo fuzz fmt`):\n///\n{}",
                 d.lines()
                     .map(|l| format!("///     {l}"))
                     .collect::<Vec<_>>()
                     .join("\n")
             ),
-            None => "/// The reduced input.".to_owned(),
+            (None, None) => "/// The reduced input.".to_owned(),
         };
         TEMPLATE
             .replace("{{ARTIFACT}}", &self.artifact.display().to_string())
@@ -274,6 +293,7 @@ mod tests {
             original_len: 100,
             reduced: b"ab",
             debug: Some("[\n    Push(0),\n]"),
+            explained: None,
         };
         let text = t.render(Path::new("/p/fuzz/tests/crash_1.rs"));
         assert!(!text.contains("{{"), "{text}");
@@ -303,6 +323,7 @@ mod tests {
             original_len: 100,
             reduced: b"ab",
             debug: None,
+            explained: None,
         };
         let path = Path::new("/p/fuzz/tests/crash_1.rs");
         let Failing::Sanitizer { name, command } = t.failing(path) else {

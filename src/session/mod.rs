@@ -955,6 +955,7 @@ pub fn reduce_reproduced(
             original_len,
             reduced: &best,
             debug: debug.as_deref(),
+            explained: explanation.as_ref().map(|e| e.text.as_str()),
         };
         write_test(&test, path, reporter)?;
     }
@@ -1107,6 +1108,7 @@ pub fn emit_test_for_existing(
         original_len: result.original_len,
         reduced: &reduced,
         debug: debug.as_deref(),
+        explained: None,
     };
     write_test(&test, path, reporter)
 }
