@@ -288,15 +288,32 @@ fn report(
 
 /// The last line: how many parts are free, and whether together.
 fn summary_line(r: &ExplainReport, len: usize) -> String {
-    let free = r.parts.iter().filter(|p| p.verdict == "free").count();
+    // A typed value's values are the parts that show in its `Debug` form;
+    // the others (variants, lengths, continuations) are its shape.
+    let counted = |p: &&PartReport| !r.typed || p.value.is_some();
+    let free = r
+        .parts
+        .iter()
+        .filter(counted)
+        .filter(|p| p.verdict == "free")
+        .count();
     let untried = r.parts.iter().filter(|p| p.verdict == "untried").count();
     let what = if r.typed { "values" } else { "bytes" };
-    let total = if r.typed { r.parts.len() } else { len };
-    let mut line = match free {
-        0 => format!("no {what} are free: changing any of the {total} stops the crash"),
-        1 => format!("1 of {total} {what} is free: any value still crashes the same way"),
-        n => {
-            format!("{n} of {total} {what} are free: any value in each still crashes the same way")
+    let total = if r.typed {
+        r.parts.iter().filter(counted).count()
+    } else {
+        len
+    };
+    let mut line = match (free, total) {
+        (_, 0) => "no values to vary: what crashes is its shape (variants, lengths)".to_owned(),
+        (0, 1) => format!(
+            "the 1 {} is needed: changing it stops the crash",
+            &what[..what.len() - 1]
+        ),
+        (0, n) => format!("no {what} are free: changing any of the {n} stops the crash"),
+        (1, n) => format!("1 of {n} {what} is free: any value still crashes the same way"),
+        (k, n) => {
+            format!("{k} of {n} {what} are free: any value in each still crashes the same way")
         }
     };
     match &r.together {
