@@ -377,7 +377,7 @@ fn hex_dump(data: &[u8], parts: &[PartReport]) -> String {
         free[p.start..p.end].iter_mut().for_each(|f| *f = true);
     }
     let mut out = String::new();
-    for (line, chunk) in data.chunks(16).enumerate() {
+    for (line, chunk) in data.chunks(16).enumerate().take(DUMP_LINES) {
         let hexes: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
         let ascii: String = chunk
             .iter()
@@ -402,11 +402,22 @@ fn hex_dump(data: &[u8], parts: &[PartReport]) -> String {
             out.push_str(&format!("      {}\n", marks.trim_end()));
         }
     }
+    if data.len() > 16 * DUMP_LINES {
+        let rest = &free[16 * DUMP_LINES..];
+        out.push_str(&format!(
+            "… {} more bytes, {} of them free (all in JSON)\n",
+            rest.len(),
+            rest.iter().filter(|&&f| f).count()
+        ));
+    }
     if free.iter().any(|&f| f) {
         out.push_str("~~ any value\n");
     }
     out
 }
+
+/// Lines of the hex dump shown (16 bytes each); JSON has every part.
+const DUMP_LINES: usize = 16;
 
 /// The token of `debug` that starts at byte `at`.
 fn token_at(debug: &str, at: usize) -> &str {
@@ -478,6 +489,29 @@ mod tests {
         assert_eq!(debug_path("4", 0), "");
         let d = "Op::Push { at: 1 }";
         assert_eq!(debug_path(d, d.find('1').unwrap()), ".at");
+    }
+
+    #[test]
+    fn a_long_dump_is_cut_after_sixteen_lines() {
+        let data = vec![b'x'; 300];
+        let parts: Vec<PartReport> = (0..300)
+            .map(|i| PartReport {
+                start: i,
+                end: i + 1,
+                kind: "byte",
+                verdict: if i % 2 == 0 { "free" } else { "needed" },
+                tried: 0,
+                path: None,
+                value: None,
+                example: None,
+            })
+            .collect();
+        let dump = hex_dump(&data, &parts);
+        assert_eq!(dump.lines().count(), 2 * DUMP_LINES + 2, "{dump}");
+        assert!(
+            dump.contains("… 44 more bytes, 22 of them free (all in JSON)\n"),
+            "{dump}"
+        );
     }
 
     #[test]
