@@ -463,6 +463,7 @@ impl Cli {
                 seed: self.seed,
                 random_tests: self.random_tests,
                 costly_successes: false,
+                tiny: true,
             },
             // Directory mode reduces several artifacts in parallel instead.
             drivers: match self.campaign() {

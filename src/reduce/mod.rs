@@ -96,6 +96,11 @@ pub struct Pipeline {
     /// random stages never pay for a same-length change. Set by the
     /// session from the crash's kind, not by the user.
     pub costly_successes: bool,
+    /// A result of two or three bytes gets [`shorten_tiny`]: about a
+    /// thousand tests, worth it for the crash a person reads (the command
+    /// line sets it), not for every small member of a fuzzer's population
+    /// or corpus (the library's default leaves it off).
+    pub tiny: bool,
 }
 
 impl Default for Pipeline {
@@ -104,6 +109,7 @@ impl Default for Pipeline {
             seed: 0,
             random_tests: DEFAULT_RANDOM_TESTS,
             costly_successes: false,
+            tiny: false,
         }
     }
 }
@@ -342,7 +348,7 @@ where
         // A result of two or three bytes: every input a byte shorter with
         // one byte given any value (a thousand cheap tests; not where a
         // success costs a hang). Its tests buy the random stage none.
-        if !pipeline.costly_successes && current.len() <= tiny::TINY {
+        if pipeline.tiny && !pipeline.costly_successes && current.len() <= tiny::TINY {
             let before_tiny = oracle.calls;
             let tiny_changed = pass!("tiny", shorten_tiny);
             asked_before += oracle.calls - before_tiny;
@@ -584,6 +590,25 @@ mod tests {
         assert_eq!(result, vec![b'['; 400]);
         let random = log.passes.iter().find(|p| p.name == "random");
         assert!(random.is_none_or(|p| p.tests == 0), "{:?}", log.passes);
+    }
+
+    #[test]
+    fn the_command_lines_pipeline_tries_every_shorter_neighbour_of_a_tiny_result() {
+        // A deletion and a new value at once: no pass but the tiny one.
+        let pred =
+            |c: &[u8]| c == [0x0a, 0x00, 0x0d] || (c.len() == 2 && c[0].wrapping_add(c[1]) == 0xf8);
+        let run = |tiny: bool| {
+            let pipeline = Pipeline {
+                tiny,
+                random_tests: 0,
+                ..Pipeline::default()
+            };
+            let mut log = PassLog::default();
+            let mut cached = Cached::new(|c: &[u8]| pred(c));
+            reduce_with(&[0x0a, 0x00, 0x0d], &mut cached, &pipeline, &mut log)
+        };
+        assert_eq!(run(false), [0x0a, 0x00, 0x0d]);
+        assert_eq!(run(true), [0x00, 0xf8]);
     }
 
     #[test]
