@@ -6,7 +6,9 @@
 //!   scale 9; width and height are each free while the other is zero, not
 //!   both at once;
 //! - `explain_length`: bytes, a length byte then that many payload bytes;
-//!   the payload is free, the length not.
+//!   the payload is free, the length not;
+//! - `explain_branch`: bytes, a tag byte's branch that selects a table one
+//!   past the end: the lines only crashing inputs ran are that branch's.
 //!
 //! Each is checked exactly, in JSON and as a person reads it, and the
 //! written result is the same with `--no-explain`.
@@ -32,6 +34,8 @@ fn explanation(v: &Value) -> Value {
     let mut e = v["explanation"].clone();
     assert!(e["secs"].as_f64().is_some_and(|s| s >= 0.0), "{v}");
     e.as_object_mut().unwrap().remove("secs");
+    // The failing-only lines depend on the build: checked on their own.
+    assert!(e.as_object_mut().unwrap().remove("lines").is_some(), "{v}");
     e
 }
 
@@ -46,7 +50,9 @@ fn human_block(target: &str, name: &str, bytes: &[u8]) -> String {
         .find("Explained (")
         .unwrap_or_else(|| panic!("no explanation:\n{out}"));
     let block = &out[from..];
-    let block = &block[..block.find("\nReproduce with").unwrap_or(block.len())];
+    let block = &block[..block
+        .find("\nLines only crashing inputs ran")
+        .unwrap_or(block.len())];
     let (first, rest) = block.split_once('\n').unwrap();
     assert!(
         first.ends_with("can change and still crash the same way"),
@@ -209,4 +215,82 @@ fn the_emitted_test_carries_the_marks() {
                    /// 1 of 3 values is free: any value still crashes the same way.\n\
                    const INPUT: &[u8] = ";
     assert!(source.contains(comment), "{source}");
+}
+
+#[test]
+fn lines_only_crashing_inputs_ran_are_the_wrong_branch() {
+    let _guard = lock_target("explain_branch");
+    // Coverage counters and their PC table are in `cargo fuzz build`'s
+    // build (the build without a sanitizer has no instrumentation).
+    let faithful = ["--sanitizer", "address"];
+    let (v, result) = reduce_artifact(
+        "explain_branch",
+        "explain-lines",
+        b"\x10\x50\xc3\x22",
+        &faithful,
+    );
+    assert_eq!(result, b"\x80");
+    let lines = &v["explanation"]["lines"];
+    assert_eq!(lines["unavailable"], Value::Null, "{lines}");
+    let listed: Vec<&str> = lines["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["location"].as_str().unwrap())
+        .collect();
+    let line = |n: u32| format!("fuzz_targets/explain_branch.rs:{n}");
+    // The wrong branch (`extended.push(tag); 3`), and nothing that every
+    // input runs: `table_for`'s entry and test, the loop, the setup.
+    assert!(
+        listed
+            .iter()
+            .any(|l| l.ends_with(&line(12)) || l.ends_with(&line(13))),
+        "{lines}"
+    );
+    for always in [8, 9, 10, 18, 19, 20, 21, 24] {
+        assert!(
+            !listed.iter().any(|l| l.ends_with(&line(always))),
+            "line {always} runs for every input: {lines}"
+        );
+    }
+    // Only the fixture's own code: not the driver's, not the standard library's.
+    assert!(
+        listed.iter().all(|l| l.contains("explain_branch.rs:")),
+        "{lines}"
+    );
+    assert!(lines["failing"].as_u64().unwrap() >= 2, "{lines}");
+    assert!(lines["passing"].as_u64().unwrap() >= 2, "{lines}");
+    // A person sees them below the explanation.
+    let artifact =
+        fixture().write_artifact("explain_branch", "explain-lines-human", b"\x10\x50\xc3\x22");
+    let run = run(
+        &[faithful[0], faithful[1], &artifact.display().to_string()],
+        &fixture().root,
+    );
+    run.assert_code(0);
+    let out = format!("{}{}", run.stdout, run.stderr);
+    let from = out
+        .find("Lines only crashing inputs ran (")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        out[from..]
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.contains("explain_branch.rs:")),
+        "{out}"
+    );
+}
+
+#[test]
+fn without_counters_the_lines_say_why() {
+    let _guard = lock_target("explain_branch");
+    let (v, _) = reduce_artifact("explain_branch", "explain-no-lines", b"\xc3", &[]);
+    let lines = &v["explanation"]["lines"];
+    assert_eq!(lines["lines"], json!([]), "{lines}");
+    assert!(
+        lines["unavailable"]
+            .as_str()
+            .is_some_and(|w| w.contains("coverage counters")),
+        "{lines}"
+    );
 }

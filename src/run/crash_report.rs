@@ -158,7 +158,7 @@ impl Symbolizer {
     }
 
     /// The source frames at `offset` in the binary, innermost first.
-    fn frames_at(&mut self, offset: u64) -> Vec<Frame> {
+    pub fn frames_at(&mut self, offset: u64) -> Vec<Frame> {
         if let Some(f) = self.cache.get(&offset) {
             return f.clone();
         }

@@ -525,6 +525,26 @@ impl Executor {
         )
     }
 
+    /// Each coverage counter's code as an offset into the driver binary,
+    /// in the order of [`Executor::run_coverage`]'s features (`feature / 8`
+    /// is a counter's index); `None` when the build has no PC table.
+    pub fn counter_offsets(&mut self) -> Result<Option<Vec<u64>>, ExecError> {
+        self.ensure_driver()?;
+        let offsets = self.probe(
+            b'P',
+            &[],
+            Instant::now() + Duration::from_secs(10),
+            FrameReader::read_pcs,
+        )?;
+        Ok(offsets.filter(|o| !o.is_empty()))
+    }
+
+    /// The source frames (innermost first: an inlined function's line, then
+    /// its callers') of `offset` in the driver binary.
+    pub fn frames_at(&mut self, offset: u64) -> Vec<crate::run::crash_report::Frame> {
+        self.symbolizer.frames_at(offset)
+    }
+
     fn ensure_driver(&mut self) -> Result<(), ExecError> {
         if self.driver.is_some() {
             return Ok(());
@@ -1174,6 +1194,21 @@ impl FrameReader {
             spans.push(Span { start, end, kind });
         }
         Ok(Ok(spans))
+    }
+
+    /// The answer to `P`: every counter's code offset.
+    fn read_pcs(&mut self, deadline: Instant) -> Result<Result<Vec<u64>, Death>, ReadError> {
+        match self.read_u8(deadline)? {
+            b'c' => {}
+            b'X' => return Ok(Err(self.read_death()?)),
+            _ => return Err(ReadError::Closed),
+        }
+        let count = self.read_u32(deadline)? as usize;
+        let mut pcs = Vec::with_capacity(count.min(1 << 20));
+        for _ in 0..count {
+            pcs.push(self.read_u64(deadline)?);
+        }
+        Ok(Ok(pcs))
     }
 
     /// The answer to `D`, or the death of the child that was formatting.

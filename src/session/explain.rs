@@ -20,6 +20,7 @@ use crate::reduce::oracle::{Cached, SpanKind};
 use crate::run::crash_oracle::{Budget, CrashOracle};
 use crate::run::exec::Executor;
 use crate::run::outcome::{CrashKind, MatchMode, Signature};
+use crate::session::lines::{failing_only, FailingLines, Recording, SHOWN};
 
 /// Tests an explanation may use when `--explain-tests` is not given: at the
 /// in-process speed of an ordinary target (10–50 thousand tests a second)
@@ -51,6 +52,8 @@ pub struct ExplainReport {
     pub free_ranges: Vec<[usize; 2]>,
     /// What a person reads: the marked `Debug` form, or the hex dump.
     pub text: String,
+    /// Source lines only the crashing inputs ran ([`crate::session::lines`]).
+    pub lines: FailingLines,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -122,8 +125,13 @@ pub fn explain_result(
             });
         let mut cached = Cached::new(oracle);
         cached.remember(result, true);
-        explain(result, &mut cached, tests, seed)
+        let mut recording = Recording::new(cached);
+        let explanation = explain(result, &mut recording, tests, seed);
+        (explanation, recording.interesting, recording.uninteresting)
     };
+    let (explanation, crashed, passed) = explanation;
+    let tried = [crashed, passed].concat();
+    let lines = failing_only(exec, signature, mode, result, &tried);
     let secs = started.elapsed().as_secs_f64();
     let rendering = if explanation.typed {
         exec.debug_format(result).ok().flatten()
@@ -148,6 +156,8 @@ pub fn explain_result(
         t.debug = apart;
     }
     report.text.push_str(&summary_line(&report, result.len()));
+    report.lines = lines;
+    report.secs = started.elapsed().as_secs_f64();
     report
 }
 
@@ -283,7 +293,54 @@ fn report(
         together,
         free_ranges,
         text,
+        lines: FailingLines::default(),
     }
+}
+
+/// A line's file as a person reads it: relative to the current directory
+/// when it is under it, a dependency's from its `crate-version` directory
+/// on (`gif-0.9.0/src/reader/mod.rs:389`), not cargo's registry path before
+/// it; else as it is (JSON keeps the whole path).
+fn short_path(location: &str) -> std::borrow::Cow<'_, str> {
+    if let Some(at) = location.find("/registry/src/") {
+        let rest = &location[at + "/registry/src/".len()..];
+        if let Some((_index, krate)) = rest.split_once('/') {
+            return krate.into();
+        }
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        if let Ok(rel) = std::path::Path::new(location).strip_prefix(&cwd) {
+            return rel.display().to_string().into();
+        }
+    }
+    location.into()
+}
+
+/// The failing-only lines as a person reads them: the first [`SHOWN`],
+/// then how many more (JSON has them all); or why there are none.
+pub fn lines_text(lines: &FailingLines) -> String {
+    if let Some(why) = &lines.unavailable {
+        return format!("Lines only crashing inputs ran: none listed ({why})");
+    }
+    let mut out = format!(
+        "Lines only crashing inputs ran ({} crashing and {} passing inputs compared):",
+        lines.failing, lines.passing
+    );
+    if lines.lines.is_empty() {
+        out.push_str(" none");
+    }
+    for l in lines.lines.iter().take(SHOWN) {
+        out.push_str("\n  ");
+        out.push_str(&short_path(&l.location));
+        if let Some(f) = &l.function {
+            out.push_str("  ");
+            out.push_str(f);
+        }
+    }
+    if lines.lines.len() > SHOWN {
+        out.push_str(&format!("\n  … and {} more", lines.lines.len() - SHOWN));
+    }
+    out
 }
 
 /// The last line: how many parts are free, and whether together.
@@ -475,6 +532,15 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn registry_paths_start_at_the_crate() {
+        assert_eq!(
+            short_path("/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/gif-0.9.0/src/reader/mod.rs:389"),
+            "gif-0.9.0/src/reader/mod.rs:389"
+        );
+        assert_eq!(short_path("fuzz_targets/t.rs:3"), "fuzz_targets/t.rs:3");
+    }
 
     #[test]
     fn paths_from_the_outside_in() {

@@ -14,6 +14,7 @@
 
 pub mod emit_test;
 pub mod explain;
+pub mod lines;
 pub mod report;
 
 use crate::error::{Error, Result};

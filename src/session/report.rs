@@ -449,6 +449,7 @@ impl Reporter {
                 if e.typed { "values" } else { "bytes" },
                 e.text
             );
+            say!("{}", crate::session::explain::lines_text(&e.lines));
         }
         say!();
         say!("Reproduce with:\n\n    {}\n", s.reproduce);

@@ -27,12 +27,58 @@ pub unsafe extern "C" fn __sanitizer_cov_8bit_counters_init(start: *mut u8, end:
     }
 }
 
-/// The PC table (`-sanitizer-coverage-pc-table`) is not needed here.
+/// SanitizerCoverage PC tables (`-sanitizer-coverage-pc-table`), one per
+/// instrumented module, registered at start-up in the counters' order: entry
+/// `i` (a PC and a flags word) is the code of counter `i`.
+static PCS: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+/// Called by every instrumented module's constructor with its PC table.
+/// Kept so that an explanation can name the source lines of counters
+/// ([`pc_offsets`]).
 ///
 /// # Safety
-/// Never dereferences its arguments.
+/// `start..end` must be a PC table that lives as long as the process.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn __sanitizer_cov_pcs_init(_start: *const usize, _end: *const usize) {}
+pub unsafe extern "C" fn __sanitizer_cov_pcs_init(start: *const usize, end: *const usize) {
+    if start < end {
+        if let Ok(mut p) = PCS.lock() {
+            p.push((start as usize, end as usize));
+        }
+    }
+}
+
+/// Each counter's code address as an offset into the object it is in (as a
+/// sanitizer prints `binary+0x…`), in the counters' order; empty when the
+/// build has no PC table or its entries do not match the `counters`
+/// counters one for one.
+pub fn pc_offsets(counters: usize) -> Vec<u64> {
+    let tables = PCS.lock().map(|p| p.clone()).unwrap_or_default();
+    let word = std::mem::size_of::<usize>();
+    let mut out = Vec::with_capacity(counters);
+    for (start, end) in tables {
+        let entries = (end - start) / (2 * word);
+        let mut base = None;
+        for i in 0..entries {
+            let pc = unsafe { *((start + 2 * i * word) as *const usize) };
+            let base = *base.get_or_insert_with(|| object_base(pc));
+            out.push(pc.saturating_sub(base) as u64);
+        }
+    }
+    if out.len() != counters {
+        out.clear();
+    }
+    out
+}
+
+/// Where the object holding `pc` was loaded (`dladdr`); 0 if unknown.
+fn object_base(pc: usize) -> usize {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    if unsafe { libc::dladdr(pc as *const libc::c_void, &mut info) } != 0 {
+        info.dli_fbase as usize
+    } else {
+        0
+    }
+}
 
 /// Indirect-call tracing (`-sanitizer-coverage-level=4`): libFuzzer feeds it
 /// to value profiling only (`-use_value_profile`, off by default), so

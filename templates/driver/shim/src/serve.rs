@@ -21,6 +21,7 @@ const CACHED: u8 = 0x80;
 const KEY_FRAME: u8 = b'k';
 const SPANS_FRAME: u8 = b's';
 const DEBUG_FRAME: u8 = b'd';
+const PCS_FRAME: u8 = b'c';
 
 /// What the target printed is kept (for the parent to read after a death)
 /// only up to this size; the file is emptied between requests beyond it.
@@ -388,6 +389,22 @@ pub fn serve(target: &Target, input: File, mut output: File) -> ! {
                     let stack =
                         crate::sancov::stack_depth_feature(snapshot.len() as u32 * 8, depth);
                     crate::sancov::append_features(&snapshot, stack, &mut frame);
+                }
+                if output.write_all(&frame).is_err() {
+                    quit(0);
+                }
+            }
+            b'P' => {
+                let mut data = Vec::new();
+                if read_bytes(&mut input, &mut data).is_none() {
+                    quit(0);
+                }
+                frame.clear();
+                frame.push(PCS_FRAME);
+                let pcs = crate::sancov::pc_offsets(snapshot.len());
+                frame.extend_from_slice(&(pcs.len() as u32).to_le_bytes());
+                for pc in pcs {
+                    frame.extend_from_slice(&pc.to_le_bytes());
                 }
                 if output.write_all(&frame).is_err() {
                     quit(0);
