@@ -96,8 +96,9 @@ fn measure(
             .args(extra);
         common::run_limited(cmd, tmp, RUN_LIMIT)
     };
-    let plain_out = tmp.join(format!("{label}.plain"));
-    let explained_out = tmp.join(format!("{label}.explained"));
+    let file = label.replace('/', "-");
+    let plain_out = tmp.join(format!("{file}.plain"));
+    let explained_out = tmp.join(format!("{file}.explained"));
     let plain = run(&["--no-explain"], &plain_out);
     let explained = run(&[], &explained_out);
     if !plain.ok() || !explained.ok() {
