@@ -294,3 +294,62 @@ fn without_counters_the_lines_say_why() {
         "{lines}"
     );
 }
+
+#[test]
+fn a_directory_run_puts_the_lines_in_its_report_sarif_and_markdown() {
+    let _guard = lock_target("explain_branch");
+    let root = tmp_root().join("explain-directory");
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = root.join("crashes");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("crash-a"), b"\x10\x50\xc3\x22").unwrap();
+    std::fs::write(dir.join("crash-b"), b"\x22\x90").unwrap();
+    let fx = fixture();
+    let out = |name: &str| root.join(name).display().to_string();
+    let args = [
+        "--sanitizer".to_owned(),
+        "address".to_owned(),
+        "--fuzz-target".to_owned(),
+        "explain_branch".to_owned(),
+        "--fuzz-dir".to_owned(),
+        fx.root.join("fuzz").display().to_string(),
+        dir.display().to_string(),
+        "--report".to_owned(),
+        out("report.json"),
+        "--sarif".to_owned(),
+        out("report.sarif"),
+        "--markdown".to_owned(),
+        out("report.md"),
+    ];
+    for pass in ["reduced", "cached"] {
+        let run = run(&args, &fx.root);
+        run.assert_code(0);
+        let report: Value =
+            serde_json::from_str(&std::fs::read_to_string(out("report.json")).unwrap()).unwrap();
+        let bugs = report["bugs"].as_array().unwrap();
+        assert_eq!(bugs.len(), 1, "{report}");
+        assert_eq!(bugs[0]["status"], pass, "{report}");
+        let lines = bugs[0]["failing_lines"].as_array().unwrap();
+        let branch = lines.iter().find(|l| {
+            l["file"]
+                .as_str()
+                .unwrap()
+                .ends_with("fuzz_targets/explain_branch.rs")
+                && l["line"] == 12
+        });
+        assert!(branch.is_some(), "{pass}: {report}");
+        let sarif: Value =
+            serde_json::from_str(&std::fs::read_to_string(out("report.sarif")).unwrap()).unwrap();
+        let related = sarif["runs"][0]["results"][0]["relatedLocations"]
+            .as_array()
+            .unwrap();
+        assert_eq!(related.len(), lines.len(), "{sarif}");
+        assert!(related.iter().any(|r| {
+            r["physicalLocation"]["region"]["startLine"] == 12
+                && r["message"]["text"] == "Only crashing inputs run this line."
+        }));
+        let md = std::fs::read_to_string(out("report.md")).unwrap();
+        assert!(md.contains("### Lines only crashing inputs ran"), "{md}");
+        assert!(md.contains("explain_branch.rs:12`"), "{md}");
+    }
+}

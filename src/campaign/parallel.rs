@@ -166,7 +166,7 @@ impl Campaign<'_> {
         };
         let mut results: Vec<Vec<(usize, Reduction)>> = Vec::with_capacity(bugs.len());
         let mut tasks: Vec<(usize, usize)> = Vec::new(); // (bug, artifact)
-        let mut cached_tests: Vec<(usize, usize)> = Vec::new();
+        let mut cached_tests: Vec<(usize, usize, Option<String>)> = Vec::new();
         let mine = match &self.copts.partition {
             Some(p) => p.mine(bugs),
             None => vec![true; bugs.len()],
@@ -213,7 +213,7 @@ impl Campaign<'_> {
                 match recorded {
                     Some(r) if self.output_reproduces(&mut checks, m) => {
                         if self.opts.emit_test.is_some() && m == self.representative(buckets, bug) {
-                            cached_tests.push((b, m));
+                            cached_tests.push((b, m, r.explained.clone()));
                         }
                         known.push((m, Reduction::Cached(r)))
                     }
@@ -224,12 +224,15 @@ impl Campaign<'_> {
         }
         // `--emit-test DIR` for bugs whose result is recorded: written from
         // that result, as a reduction would have.
-        for &(b, m) in &cached_tests {
+        for (b, m, explained) in &cached_tests {
+            let (b, m) = (*b, *m);
             let Some(path) = test_path(&mut self.destinations, self.opts, &bugs[b], reporter)
             else {
                 continue;
             };
-            if let Err(e) = self.emit_cached_test(&mut checks, m, &path, reporter) {
+            if let Err(e) =
+                self.emit_cached_test(&mut checks, m, explained.as_deref(), &path, reporter)
+            {
                 reporter.warn(format!("{}: {e}", path.display()));
             }
         }
@@ -385,6 +388,7 @@ impl Campaign<'_> {
         &self,
         pool: &mut Pool<'_>,
         m: usize,
+        explained: Option<&str>,
         path: &Path,
         reporter: &mut Reporter,
     ) -> Result<()> {
@@ -401,6 +405,7 @@ impl Campaign<'_> {
             signature,
             slowest,
             output: &output,
+            explained,
         };
         let exec = pool.get(f.target)?;
         session::emit_test_for_existing(self.opts, exec, &result, path, Some(reporter))
@@ -428,6 +433,8 @@ impl Campaign<'_> {
                     signature: summary.signature.clone(),
                     strategy: strategy.to_owned(),
                     verified_fresh: summary.verified_fresh,
+                    failing_lines: summary.failing_lines().to_vec(),
+                    explained: summary.explanation.as_ref().map(|e| e.text.clone()),
                 });
             }
         }

@@ -116,6 +116,14 @@ pub struct ReducedRecord {
     /// The strategy setting it was reduced with ([`strategy_key`]).
     pub strategy: String,
     pub verified_fresh: bool,
+    /// The source lines only crashing inputs ran, from the explanation
+    /// after the reduction (none when it had none to list).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failing_lines: Vec<crate::session::lines::FailingLine>,
+    /// The explanation as a person reads it (what `--emit-test` puts in
+    /// its comment), if there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explained: Option<String>,
 }
 
 /// Everything known about one artifact's bytes, stored as
@@ -292,6 +300,8 @@ mod tests {
                 signature: Signature::panic("x", "src/lib.rs:1:1"),
                 strategy: "auto".into(),
                 verified_fresh: true,
+                failing_lines: Vec::new(),
+                explained: None,
             }],
         };
         (rec, key)

@@ -287,6 +287,17 @@ impl Campaign<'_> {
                 }),
                 reproduce: line.reproduce.clone(),
                 error: line.failure.clone(),
+                failing_lines: line
+                    .failing_lines
+                    .iter()
+                    .filter_map(|l| {
+                        // `file:line`, given a column to read as a location.
+                        let mut at =
+                            triage::report::source_location(&format!("{}:0", l.location), root)?;
+                        at.column = None;
+                        Some(at)
+                    })
+                    .collect(),
             });
         }
         if let Some(base) = baseline {
@@ -492,6 +503,8 @@ pub(super) struct BugLine {
     reproduce: Option<String>,
     /// Artifacts in the bug's buckets.
     artifacts: usize,
+    /// The representative's lines only crashing inputs ran.
+    failing_lines: Vec<crate::session::lines::FailingLine>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -558,6 +571,13 @@ pub(super) fn bug_line(
         Reduction::Done(s) => Some(s.reproduce.clone()),
         _ => None,
     });
+    let failing_lines = rep_result
+        .map(|(_, r)| match r {
+            Reduction::Cached(rec) => rec.failing_lines.clone(),
+            Reduction::Done(s) => s.failing_lines().to_vec(),
+            _ => Vec::new(),
+        })
+        .unwrap_or_default();
     let size = match &result {
         Some((len, _)) => format!("{} → {len} bytes", rep.len),
         None => format!("{} bytes", rep.len),
@@ -599,6 +619,7 @@ pub(super) fn bug_line(
         result,
         reproduce,
         artifacts,
+        failing_lines,
     }
 }
 

@@ -471,12 +471,12 @@ impl Cli {
                 None => self.jobs.unwrap_or(1),
             },
             auto_drivers: self.campaign().is_none() && self.jobs.is_none(),
-            // One artifact's result only, for now: a directory run's rows stay
-            // as they are.
-            explain_tests: match self.campaign() {
-                Some(_) => 0,
-                None if self.no_explain => 0,
-                None => self.explain_tests,
+            // A directory run explains each bug's result too: its lines only
+            // crashing inputs ran go into the report, SARIF and Markdown.
+            explain_tests: if self.no_explain {
+                0
+            } else {
+                self.explain_tests
             },
         })
     }

@@ -34,7 +34,7 @@ const MAX_RUNS: usize = 160;
 pub const SHOWN: usize = 5;
 
 /// One source line only crashing inputs ran.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FailingLine {
     /// `file:line`, the file as the build's debug info names it (absolute,
     /// or relative to the fuzz workspace when paths were remapped).

@@ -1072,6 +1072,8 @@ pub struct ExistingResult<'a> {
     /// The original's slowest run (what a timeout's result is reported at).
     pub slowest: Duration,
     pub output: &'a Path,
+    /// Its explanation's text, if it had one (the test's comment shows it).
+    pub explained: Option<&'a str>,
 }
 
 /// `--emit-test` for an [`ExistingResult`]: the same test file a reduction
@@ -1109,7 +1111,7 @@ pub fn emit_test_for_existing(
         original_len: result.original_len,
         reduced: &reduced,
         debug: debug.as_deref(),
-        explained: None,
+        explained: result.explained,
     };
     write_test(&test, path, reporter)
 }

@@ -154,6 +154,16 @@ pub struct Summary {
     pub emitted_test: Option<PathBuf>,
 }
 
+impl Summary {
+    /// The lines only crashing inputs ran, from the explanation (none
+    /// without one).
+    pub fn failing_lines(&self) -> &[crate::session::lines::FailingLine] {
+        self.explanation
+            .as_ref()
+            .map_or(&[], |e| e.lines.lines.as_slice())
+    }
+}
+
 /// A path as a JSON string; bytes that are not UTF-8 become U+FFFD (JSON
 /// strings are Unicode; serde refuses such paths outright).
 pub fn path_json(p: &Path) -> serde_json::Value {

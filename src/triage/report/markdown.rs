@@ -1,5 +1,6 @@
 //! Markdown for `$GITHUB_STEP_SUMMARY` or a pull-request comment: one
-//! line of counts, then one table row per bug, worst first.
+//! line of counts, then one table row per bug, worst first, then the lines
+//! only crashing inputs ran, per bug that has them.
 
 use super::{History, Report};
 
@@ -66,8 +67,38 @@ pub fn render(report: &Report) -> String {
                 .unwrap_or_default(),
         ));
     }
+    let explained: Vec<_> = report
+        .bugs
+        .iter()
+        .filter(|b| !b.failing_lines.is_empty())
+        .collect();
+    if !explained.is_empty() {
+        out.push_str("\n### Lines only crashing inputs ran\n\n");
+        for b in explained {
+            let lines: Vec<String> = b
+                .failing_lines
+                .iter()
+                .take(SHOWN)
+                .map(|l| format!("`{}:{}`", cell(&l.file), l.line))
+                .collect();
+            let more = b.failing_lines.len().saturating_sub(SHOWN);
+            out.push_str(&format!(
+                "- `{}`: {}{}\n",
+                b.fingerprint,
+                lines.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ));
+        }
+    }
     out
 }
+
+/// Lines shown per bug (the JSON report has them all).
+const SHOWN: usize = 5;
 
 #[cfg(test)]
 mod tests {
@@ -91,5 +122,28 @@ mod tests {
             "{md}"
         );
         assert_eq!(md.lines().filter(|l| l.starts_with("| `")).count(), 1);
+        assert!(!md.contains("Lines only"), "{md}");
+    }
+
+    #[test]
+    fn lines_only_crashing_inputs_ran_follow_the_table() {
+        let mut r = Report::new(None, 1, 0);
+        r.bugs = vec![entry("f1", "reduced", &["a"], Some(3))];
+        r.bugs[0].failing_lines = (1..=7)
+            .map(|line| crate::triage::report::SourceLocation {
+                file: "src/lib.rs".into(),
+                in_repository: true,
+                line,
+                column: None,
+            })
+            .collect();
+        let md = render(&r);
+        assert!(
+            md.ends_with(
+                "### Lines only crashing inputs ran\n\n- `f1`: `src/lib.rs:1`, `src/lib.rs:2`, \
+                 `src/lib.rs:3`, `src/lib.rs:4`, `src/lib.rs:5` and 2 more\n"
+            ),
+            "{md}"
+        );
     }
 }

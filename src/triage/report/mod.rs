@@ -73,6 +73,10 @@ pub struct BugEntry {
     /// Why it could not be reduced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Source lines only crashing inputs ran (the representative's
+    /// explanation: `session/lines.rs`), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failing_lines: Vec<SourceLocation>,
 }
 
 impl BugEntry {
@@ -407,6 +411,7 @@ mod tests {
             }),
             reproduce: Some("cargo fuzz run parse x".into()),
             error: None,
+            failing_lines: Vec::new(),
         }
     }
 

@@ -10,7 +10,8 @@
 //! the bug's fingerprint, which survives moved lines, so an alert stays one
 //! alert across commits) and `codeFlows` (shown; `stacks` is not, so the
 //! crash's stack goes in a thread flow). `automationDetails.id` keeps the
-//! uploads of shards or targets apart.
+//! uploads of shards or targets apart. The lines only crashing inputs ran
+//! are the result's `relatedLocations`.
 //!
 //! The structs are written here rather than taken from serde-sarif 0.8:
 //! that crate generates its types from the schema in a build script
@@ -98,6 +99,9 @@ struct SarifResult {
     message: Text,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     locations: Vec<Location>,
+    /// The lines only crashing inputs ran (`session/lines.rs`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    related_locations: Vec<Location>,
     partial_fingerprints: BTreeMap<&'static str, String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     code_flows: Vec<CodeFlow>,
@@ -361,6 +365,16 @@ fn result(bug: &BugEntry, rule_id: String, rule_index: usize) -> SarifResult {
         level: level(bug.severity.tier),
         message: Text { text: message },
         locations,
+        related_locations: bug
+            .failing_lines
+            .iter()
+            .map(|l| Location {
+                physical_location: physical(&l.file, l.in_repository, l.line, None),
+                message: Some(Text {
+                    text: "Only crashing inputs run this line.".to_owned(),
+                }),
+            })
+            .collect(),
         partial_fingerprints: fingerprints,
         code_flows: if flow.is_empty() {
             Vec::new()
