@@ -131,7 +131,8 @@ pub fn explain_result(
     };
     let (explanation, crashed, passed) = explanation;
     let tried = [crashed, passed].concat();
-    let lines = failing_only(exec, signature, mode, result, &tried);
+    let deadline = started + time.min(MAX_EXPLAIN_TIME);
+    let lines = failing_only(exec, signature, mode, result, &tried, deadline);
     let secs = started.elapsed().as_secs_f64();
     let rendering = if explanation.typed {
         exec.debug_format(result).ok().flatten()

@@ -16,6 +16,7 @@
 //! it, and then no lines are listed (the reason is said).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
 
 use crate::reduce::oracle::{Oracle, Span};
 use crate::run::exec::Executor;
@@ -194,6 +195,7 @@ pub fn failing_only(
     mode: MatchMode,
     result: &[u8],
     tried: &[Vec<u8>],
+    deadline: Instant,
 ) -> FailingLines {
     let offsets = match exec.counter_offsets() {
         Ok(Some(o)) => o,
@@ -234,7 +236,12 @@ pub fn failing_only(
     let mut seen: BTreeSet<&[u8]> = BTreeSet::from([result]);
     let near = [neighbours(result), variations(result)].concat();
     for input in tried.iter().chain(&near) {
-        if crashing.len() + passing.len() >= MAX_RUNS || !seen.insert(input) {
+        // The explanation's deadline (`--max-time`, or its 2 s) holds here
+        // too: on a slow target, fewer inputs are compared.
+        if crashing.len() + passing.len() >= MAX_RUNS || Instant::now() >= deadline {
+            break;
+        }
+        if !seen.insert(input) {
             continue;
         }
         match covered(input) {
