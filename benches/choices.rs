@@ -288,16 +288,6 @@ fn reduce(
     })
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => v[n / 2],
-        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
 fn cell(r: &Option<Reduced>, f: impl Fn(&Reduced) -> String) -> String {
     r.as_ref().map_or("failed".into(), f)
 }
@@ -504,7 +494,7 @@ fn main() {
         );
     }
     println!();
-    let median_ratio = median(ratios);
+    let median_ratio = common::median(ratios);
     println!(
         "choices never worse than ddmin on either size: {}{}",
         if has_choices && never_worse {
@@ -542,15 +532,15 @@ fn main() {
         let n = group.len();
         println!(
             "median Debug length ratio ddmin/choices over {name} ({n} artifacts): {:.2}x",
-            median(group)
+            common::median(group)
         );
     }
     println!(
         "median Debug length ratio without trailing commas: choices {:.2}x; a shrinker \
          reaching every expected minimum {:.2}x (the most a shrinker minimising the input first \
          gets on these artifacts)",
-        median(plain_ratios),
-        median(perfect_ratios)
+        common::median(plain_ratios),
+        common::median(perfect_ratios)
     );
     println!(
         "choices reached the expected minimal value: {minimal} of {}",

@@ -111,3 +111,48 @@ pub fn run_limited(mut cmd: Command, scratch: &Path, limit: Duration) -> Finishe
         stderr: fs::read_to_string(&err_path).unwrap_or_default(),
     }
 }
+
+/// The median of `v` (the mean of the middle two for an even count; NaN
+/// when empty).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// The typed targets' artifacts a real libFuzzer run found from random
+/// 4 KB inputs (`benches/fixtures/libfuzzer-artifacts/<target>/corpus4k-N`,
+/// made by its `generate.sh --corpus-4k`): each target with its files, both
+/// sorted; targets without any are left out.
+pub fn typed_artifacts() -> Vec<(String, Vec<PathBuf>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/fixtures/libfuzzer-artifacts");
+    let mut targets: Vec<String> = fs::read_dir(&root)
+        .expect("typed artifacts dir")
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    targets.sort();
+    targets
+        .into_iter()
+        .filter_map(|t| {
+            let mut found: Vec<PathBuf> = fs::read_dir(root.join(&t))
+                .expect("target dir")
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with("corpus4k-")
+                })
+                .collect();
+            found.sort();
+            (!found.is_empty()).then_some((t, found))
+        })
+        .collect()
+}

@@ -22,7 +22,7 @@
 mod common;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -149,27 +149,7 @@ fn warm_up(fuzz_dir: &Path, target: &str, artifact: &Path, tmp: &Path) {
 fn typed_rows(tmp: &Path, rows: &mut Vec<Row>) {
     let copy = common::stable_copy("tests/fixtures/buggy", "explain-buggy");
     let fuzz_dir = copy.join("fuzz");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/fixtures/libfuzzer-artifacts");
-    let mut targets: Vec<String> = fs::read_dir(&root)
-        .expect("typed artifacts dir")
-        .filter_map(Result::ok)
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    targets.sort();
-    for t in &targets {
-        let mut found: Vec<PathBuf> = fs::read_dir(root.join(t))
-            .expect("target dir")
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("corpus4k-")
-            })
-            .collect();
-        found.sort();
+    for (t, found) in &common::typed_artifacts() {
         let dir = fuzz_dir.join("artifacts").join(t);
         fs::create_dir_all(&dir).expect("artifacts dir");
         for (i, f) in found.iter().enumerate() {
@@ -211,19 +191,6 @@ fn realworld_rows(tmp: &Path, rows: &mut Vec<Row>) {
             &artifact,
             tmp,
         ));
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 
@@ -300,12 +267,12 @@ fn report(rows: &[Row]) {
         if of.is_empty() {
             continue;
         }
-        let own = median(
+        let own = common::median(
             of.iter()
                 .filter_map(|r| r.explanation["secs"].as_f64())
                 .collect(),
         );
-        let added = median(of.iter().map(|r| r.explained_secs - r.plain_secs).collect());
+        let added = common::median(of.iter().map(|r| r.explained_secs - r.plain_secs).collect());
         let same = of.iter().filter(|r| r.same).count();
         let with_lines = of
             .iter()

@@ -220,19 +220,6 @@ fn tmin(root: &Path, fx: &Fixture, artifact: &Path, out: &Path, scratch: &Path) 
     f
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 fn fixtures_part(root: &Path, bins: &Path, scratch: &Path, rounds: usize) {
     println!(
         "\n## 2. The ASan fixtures: ours (fork server on, off) against `cargo fuzz tmin`, same build, {rounds} rounds\n"
@@ -295,11 +282,11 @@ fn fixtures_part(root: &Path, bins: &Path, scratch: &Path, rounds: usize) {
                 f.status.map_or("killed".to_owned(), |s| s.to_string())
             );
         }
-        let secs = |i: usize| median(runs[i].iter().map(|r| r.secs).collect());
+        let secs = |i: usize| common::median(runs[i].iter().map(|r| r.secs).collect());
         let len = |i: usize| runs[i].iter().map(|r| r.len).max().unwrap();
         let same = |i: usize| runs[i].iter().all(|r| r.verdict == expected);
         let rate = |i: usize| {
-            median(
+            common::median(
                 runs[i]
                     .iter()
                     .filter_map(|r| r.json.as_ref())
@@ -341,7 +328,7 @@ fn fixtures_part(root: &Path, bins: &Path, scratch: &Path, rounds: usize) {
     }
     println!(
         "\nmedian speed-up over tmin: {:.1}×; ours never larger than tmin's same-crash output: {}",
-        median(speedups),
+        common::median(speedups),
         if ours_never_larger { "yes" } else { "NO" }
     );
 }
@@ -387,11 +374,11 @@ fn most_candidates_part(root: &Path, scratch: &Path, rounds: usize) {
     for (target, r, w, tests) in &rows {
         println!(
             "| {target} | {tests} | {:.3} | {:.2} |",
-            median(r.clone()),
-            median(w.clone())
+            common::median(r.clone()),
+            common::median(w.clone())
         );
     }
-    let ratio = median(rows[0].1.clone()) / median(rows[1].1.clone()).max(1e-9);
-    let wall_ratio = median(rows[0].2.clone()) / median(rows[1].2.clone());
+    let ratio = common::median(rows[0].1.clone()) / common::median(rows[1].1.clone()).max(1e-9);
+    let wall_ratio = common::median(rows[0].2.clone()) / common::median(rows[1].2.clone());
     println!("\nASan / panic: {ratio:.2}× the reduction time, {wall_ratio:.2}× the whole command");
 }

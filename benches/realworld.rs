@@ -474,19 +474,6 @@ fn shrinkray(
 /// picire or Shrink Ray: (executable, artifact, script, output, scratch, limit).
 type ToolFn = fn(&Path, &Path, &Path, &Path, &Path, Duration) -> Finished;
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 fn describe(v: &real::Verdict) -> String {
     match &v.frame {
         Some(f) => format!("{} in {}", v.kind, shorten(f)),
@@ -811,7 +798,7 @@ fn report(rows: &[Row], limit: Duration) {
     );
     println!(
         "- Median speed-up over `cargo fuzz tmin` (its time / ours, whole commands): **{:.1}×**.",
-        median(speedups)
+        common::median(speedups)
     );
     if !losses.is_empty() {
         println!(

@@ -532,16 +532,6 @@ fn keeps_cell(keeps: bool, sig: &Classified) -> String {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// What every part of the bench shares: the fixture copy, its fuzz
 /// directory, a scratch directory and the tool versions.
 struct Setup {
@@ -782,9 +772,9 @@ fn bytes_part(setup: &Setup) {
         }
     }
 
-    let med = median(rows.iter().map(Row::speedup).collect());
+    let med = common::median(rows.iter().map(Row::speedup).collect());
     let tmin_ok: Vec<&Row> = rows.iter().filter(|r| r.tmin_note.is_none()).collect();
-    let med_ok = median(tmin_ok.iter().map(|r| r.speedup()).collect());
+    let med_ok = common::median(tmin_ok.iter().map(|r| r.speedup()).collect());
     let larger: Vec<&str> = rows
         .iter()
         .filter(|r| r.ours_len > r.tmin_len)
@@ -843,11 +833,6 @@ fn bytes_part(setup: &Setup) {
     );
 }
 
-/// Crash artifacts of the typed targets that a real libFuzzer run found
-/// from a corpus of random 4 KB inputs (`<target>/corpus4k-N`, made by
-/// `generate.sh --corpus-4k` beside them).
-const TYPED_ARTIFACTS: &str = "benches/fixtures/libfuzzer-artifacts";
-
 /// Length of a `Debug` form without whitespace (as in the `choices` bench).
 fn debug_len(debug: &str) -> usize {
     debug.chars().filter(|c| !c.is_whitespace()).count()
@@ -858,39 +843,17 @@ fn debug_len(debug: &str) -> usize {
 /// large inputs.
 fn typed_part(setup: &Setup) {
     let tmp = setup.tmp.as_path();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(TYPED_ARTIFACTS);
-    let mut targets: Vec<String> = fs::read_dir(&root)
-        .expect("typed artifacts dir")
-        .filter_map(Result::ok)
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    targets.sort();
+    let typed = common::typed_artifacts();
 
     // 1. Artifacts, and a warm-up per target (builds our driver, not
     //    counted) that checks every original crashes.
     let mut artifacts: Vec<(String, String, PathBuf, usize)> = Vec::new();
-    for t in &targets {
-        let mut found: Vec<PathBuf> = fs::read_dir(root.join(t))
-            .expect("target dir")
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("corpus4k-")
-            })
-            .collect();
-        found.sort();
-        if found.is_empty() {
-            continue;
-        }
+    for (t, found) in &typed {
         let dir = setup.fuzz_dir.join("artifacts").join(t);
         fs::create_dir_all(&dir).expect("artifacts dir");
         remove_minimized(&dir);
         let mut files = Vec::new();
-        for f in &found {
+        for f in found {
             let label = f.file_name().unwrap().to_string_lossy().into_owned();
             let path = dir.join(format!("crash-{label}"));
             fs::copy(f, &path).expect("copy artifact");
@@ -1030,12 +993,12 @@ fn typed_part(setup: &Setup) {
     println!();
     println!(
         "- Median `Debug` length ratio: tmin/ours **{:.2}×**, ddmin/ours **{:.2}×**.",
-        median(rows.iter().map(|r| ratio(r, 1)).collect()),
-        median(rows.iter().map(|r| ratio(r, 2)).collect()),
+        common::median(rows.iter().map(|r| ratio(r, 1)).collect()),
+        common::median(rows.iter().map(|r| ratio(r, 2)).collect()),
     );
     println!(
         "- Median speed-up (tmin time / ours): **{:.1}×**. Total: {:.1} s tmin, {:.1} s ddmin, {:.1} s ours.",
-        median(rows.iter().map(|r| r.tmin.secs / r.ours.secs).collect()),
+        common::median(rows.iter().map(|r| r.tmin.secs / r.ours.secs).collect()),
         rows.iter().map(|r| r.tmin.secs).sum::<f64>(),
         rows.iter().map(|r| r.ddmin.secs).sum::<f64>(),
         rows.iter().map(|r| r.ours.secs).sum::<f64>(),
