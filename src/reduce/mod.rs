@@ -209,6 +209,10 @@ impl<O: Oracle<u8> + ?Sized> Oracle<u8> for Counting<'_, O> {
     fn render(&mut self, candidate: &[u8]) -> Option<String> {
         self.inner.render(candidate)
     }
+
+    fn failed_otherwise(&mut self, candidate: &[u8]) -> Option<bool> {
+        self.inner.failed_otherwise(candidate)
+    }
 }
 
 /// The default pipeline with default settings ([`reduce_with`]).

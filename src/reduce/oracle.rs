@@ -57,6 +57,16 @@ pub trait Oracle<E> {
     fn render(&mut self, _candidate: &[E]) -> Option<String> {
         None
     }
+
+    /// Whether `candidate`, which [`Oracle::test`] found not interesting,
+    /// still failed another way (a different crash), if the oracle can
+    /// tell; `None` when it cannot. Reducers use it only to aim their
+    /// candidates (a nest that overflows the stack in the wrong place is
+    /// deep enough, one that does not crash is not): every candidate is
+    /// still judged by [`Oracle::test`].
+    fn failed_otherwise(&mut self, _candidate: &[E]) -> Option<bool> {
+        None
+    }
 }
 
 /// A run of elements that one draw consumed.
@@ -108,13 +118,13 @@ pub struct Stats {
 /// this is one XXH3 pass. Two different candidates of the same length would
 /// have to collide in 128 bits to be confused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct Fingerprint {
+pub struct Fingerprint {
     len: usize,
     hash: u128,
 }
 
 impl Fingerprint {
-    fn of<E: Hash>(candidate: &[E]) -> Fingerprint {
+    pub fn of<E: Hash>(candidate: &[E]) -> Fingerprint {
         // `[u8]` (and every integer slice) hashes as its length and then
         // all its bytes in one `write`.
         let mut hasher = Xxh3(twox_hash::XxHash3_128::new());
@@ -281,6 +291,10 @@ impl<E: Hash + Eq + Clone, O: Oracle<E>> Oracle<E> for Cached<E, O> {
 
     fn render(&mut self, candidate: &[E]) -> Option<String> {
         self.inner.render(candidate)
+    }
+
+    fn failed_otherwise(&mut self, candidate: &[E]) -> Option<bool> {
+        self.inner.failed_otherwise(candidate)
     }
 }
 

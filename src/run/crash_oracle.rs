@@ -22,11 +22,11 @@ mod spread;
 use crate::error::Error;
 use crate::interrupt;
 pub use crate::reduce::oracle::shortlex_less;
-use crate::reduce::oracle::{Oracle, Span};
+use crate::reduce::oracle::{Fingerprint, Oracle, Span};
 use crate::run::exec::{ExecError, Executor};
 use crate::run::outcome::{MatchMode, Outcome, Signature};
 use spread::{Chunk, Helper, Spread, SpreadParams};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -77,6 +77,9 @@ pub struct CrashOracle<'a> {
     started: Instant,
     executed: u64,
     other_signatures: HashMap<Signature, u64>,
+    /// The candidates judged so far that crashed with another signature
+    /// ([`Oracle::failed_otherwise`]).
+    crashed_otherwise: HashSet<Fingerprint>,
     stop: Option<StopReason>,
     error: Option<Error>,
     on_progress: Option<Box<dyn FnMut(Progress) + 'a>>,
@@ -131,6 +134,7 @@ impl<'a> CrashOracle<'a> {
             started: Instant::now(),
             executed: 0,
             other_signatures: HashMap::new(),
+            crashed_otherwise: HashSet::new(),
             stop: None,
             error: None,
             on_progress: None,
@@ -326,6 +330,9 @@ impl<'a> CrashOracle<'a> {
     /// Judges one executed candidate; records a new best.
     fn judge(&mut self, candidate: &[u8], outcome: &Outcome) -> bool {
         let interesting = self.count(outcome);
+        if !interesting && matches!(outcome, Outcome::Crash(_)) {
+            self.crashed_otherwise.insert(Fingerprint::of(candidate));
+        }
         if interesting && shortlex_less(candidate, &self.best) {
             let old = std::mem::replace(&mut self.best, candidate.to_vec());
             self.improved_at = Instant::now();
@@ -567,6 +574,10 @@ impl Oracle<u8> for CrashOracle<'_> {
         };
         self.last_spans = Some((candidate.to_vec(), spans.clone()));
         spans
+    }
+
+    fn failed_otherwise(&mut self, candidate: &[u8]) -> Option<bool> {
+        Some(self.crashed_otherwise.contains(&Fingerprint::of(candidate)))
     }
 
     fn render(&mut self, candidate: &[u8]) -> Option<String> {

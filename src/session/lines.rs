@@ -120,6 +120,10 @@ impl<O: Oracle<u8>> Oracle<u8> for Recording<O> {
     fn render(&mut self, candidate: &[u8]) -> Option<String> {
         self.inner.render(candidate)
     }
+
+    fn failed_otherwise(&mut self, candidate: &[u8]) -> Option<bool> {
+        self.inner.failed_otherwise(candidate)
+    }
 }
 
 /// The result with one byte deleted, for up to [`NEIGHBOURS`] positions
