@@ -6,7 +6,7 @@
 //! without the payload. This pass lowers a number *and* deletes the bytes
 //! it no longer covers in one candidate.
 //!
-//! Numbers are found by a scanner ([`text_numbers`] for decimal and `0x`
+//! Numbers are found by a scanner (`text_numbers` for decimal and `0x`
 //! hexadecimal literals; `fields` for binary words). For each number, the
 //! pass first tries its value minus one (a screen: if that does not work,
 //! nothing lower is likely to), then zero, then binary-searches the lowest

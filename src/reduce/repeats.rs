@@ -28,7 +28,7 @@
 //! * **reshape**: where no cut works on every unit at their count, the
 //!   outer units become more of a cut unit (a cheaper level that needs
 //!   more of them), the innermost staying whole where the crash needs
-//!   them: [`reshape_outer`].
+//!   them (`reshape_outer`).
 //!
 //! Inputs without such a unit (fewer than [`MIN_UNITS`] occurrences, or
 //! covering less than a third of the input) cost no test.
