@@ -75,10 +75,15 @@ pub fn minimized(dir: &Path) -> Vec<(PathBuf, std::time::SystemTime)> {
         .unwrap_or_default()
 }
 
+/// How long a run stopped at its limit has to finish after Ctrl-C.
+pub const GRACE: Duration = Duration::from_secs(15);
+
 /// Runs `cmd` in its own process group with output captured to files in
 /// `scratch` (no pipe deadlocks), without `RUST_BACKTRACE` (a user's
-/// default; backtraces slow crashing runs down), killing the whole group
-/// after `limit`.
+/// default; backtraces slow crashing runs down), stopping the whole group
+/// after `limit` as a person would, with Ctrl-C (SIGINT: ours writes its
+/// best result, libFuzzer and Shrink Ray have theirs on disk already),
+/// then, if it is still there [`GRACE`] later, SIGKILL.
 pub fn run_limited(mut cmd: Command, scratch: &Path, limit: Duration) -> Finished {
     let out_path = scratch.join("last.stdout");
     let err_path = scratch.join("last.stderr");
@@ -98,6 +103,15 @@ pub fn run_limited(mut cmd: Command, scratch: &Path, limit: Duration) -> Finishe
         }
         if start.elapsed() > limit {
             // SAFETY: plain kill(2) of the process group we created.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+            let stopped = Instant::now();
+            while stopped.elapsed() < GRACE {
+                if child.try_wait().expect("wait").is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            // SAFETY: as above; the group's other processes go too.
             unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
             let _ = child.wait();
             break None;
