@@ -4,6 +4,10 @@
 //! swap commands; `-- <args>` accepts the libFuzzer flags that mean something
 //! here (`-timeout=`, `-rss_limit_mb=`, `-malloc_limit_mb=`).
 
+// The doc comments below are clap's help text, where `<target>` is a
+// placeholder as in every cargo command's help, not HTML.
+#![allow(rustdoc::invalid_html_tags)]
+
 use crate::campaign::CampaignOptions;
 use crate::exit_code;
 use crate::grammar::reduce::TreeStrategy;

@@ -4,7 +4,7 @@
 //! A property test, a grammar fuzzer or a mutation fuzzer's population can
 //! generate values from bytes with `Unstructured`; when a value is
 //! interesting (it fails the property), [`shrink_generated`] shrinks the
-//! *bytes* with [`shrink_choices`](super::shrink_choices), so the value
+//! *bytes* with [`super::shrink_choices`], so the value
 //! shrinks with them, staying a value the generator can produce. Values are
 //! cached by their `Debug` form (many byte edits decode to a value already
 //! seen), and draw boundaries are probed through the same `Debug` form.

@@ -225,7 +225,7 @@ where
 
 /// The default pipeline. With `pipeline.costly_successes` it first runs
 /// random stages of `pipeline.random_tests` strictly shorter candidates
-/// while each removes at least [`LEADING_RANDOM_PAYS`] of its input: on a
+/// while each removes at least `LEADING_RANDOM_PAYS` of its input: on a
 /// timeout they remove several times more bytes per hang confirmed than
 /// the deterministic passes (see `docs/design.md`). Then each round runs,
 /// in order:

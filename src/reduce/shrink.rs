@@ -6,7 +6,7 @@
 //! Fuzzing Book's mutation fuzzer with reduction), or shrink under any
 //! property of its own. [`Shrinker`] wraps the reducers behind a closure
 //! `FnMut(&[u8]) -> bool` with a cache in front and budgets on tests and
-//! time; [`crate::run::target::FuzzTarget`] supplies ready predicates for a real
+//! time; [`crate::run::target::RunningTarget`] supplies ready predicates for a real
 //! fuzz target (same crash, same coverage).
 //!
 //! ```

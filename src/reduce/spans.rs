@@ -1,7 +1,7 @@
 //! Deleting whole spans between two boundaries of a text.
 //!
 //! The other passes delete aligned chunks, runs grown from one position,
-//! windows of up to [`MAX_WINDOW`](super::chunks::MAX_WINDOW) bytes and
+//! windows of up to [`super::chunks::MAX_WINDOW`] bytes and
 //! single bytes. A 1-minimal result can still hold a long run that only
 //! goes as a whole and starts where no chunk starts: on a MIME parser's
 //! crash, deleting one 38-byte run of a 109-byte result (from one line

@@ -5,7 +5,7 @@
 //! a candidate is interesting iff it crashes with a signature that the
 //! [`MatchMode`] accepts as the original's. Crashes with other signatures are
 //! counted (they are the slips a looser tool would have taken). Each new best
-//! is kept in order ([`CrashOracle::history`]), so that when the run ends —
+//! is kept in order (`CrashOracle::history`), so that when the run ends —
 //! finished, interrupted, out of budget — the session can write the smallest
 //! one that still crashes when rerun in a fresh process. After Ctrl-C (or
 //! when a budget runs out) the oracle is *exhausted* and answers `false`
@@ -15,7 +15,7 @@
 //! artifact) a list of candidates is evaluated speculatively: the drivers
 //! take contiguous chunks of it in order and run them at the same time, and
 //! the answer is still the sequential one, the first interesting candidate
-//! in order ([`CrashOracle::first_interesting`], [`spread`]).
+//! in order ([`CrashOracle::first_interesting`], `spread`).
 
 mod spread;
 
@@ -204,7 +204,7 @@ impl<'a> CrashOracle<'a> {
     }
 
     /// Share lists whose candidates are estimated to take at least `work`
-    /// on one driver (default [`SPREAD_WORK`]); with zero, every list of two
+    /// on one driver (default `SPREAD_WORK`); with zero, every list of two
     /// or more, even before anything was measured.
     pub fn spread_above(mut self, work: Duration) -> Self {
         self.spread_work = work;
@@ -536,7 +536,7 @@ impl Oracle<u8> for CrashOracle<'_> {
 
     /// The first interesting candidate, as if each were tested in order.
     /// With helpers, the drivers evaluate a list that is worth it
-    /// speculatively ([`CrashOracle::first_interesting_spread`]); the answer
+    /// speculatively (`CrashOracle::first_interesting_spread`); the answer
     /// is the same.
     fn first_interesting(&mut self, candidates: &[Vec<u8>]) -> Option<usize> {
         let worth_it = match self.per_candidate {

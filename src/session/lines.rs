@@ -126,7 +126,7 @@ impl<O: Oracle<u8>> Oracle<u8> for Recording<O> {
     }
 }
 
-/// The result with one byte deleted, for up to [`NEIGHBOURS`] positions
+/// The result with one byte deleted, for up to `NEIGHBOURS` positions
 /// spread over it.
 pub fn neighbours(result: &[u8]) -> Vec<Vec<u8>> {
     positions(result.len())
@@ -139,7 +139,7 @@ pub fn neighbours(result: &[u8]) -> Vec<Vec<u8>> {
 }
 
 /// The result with one byte changed (to 0, 255, its top bit or its lowest
-/// bit flipped, one more, one less), for up to [`NEIGHBOURS`] positions:
+/// bit flipped, one more, one less), for up to `NEIGHBOURS` positions:
 /// near the result, some of them crash the same way and some do not.
 pub fn variations(result: &[u8]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
