@@ -462,6 +462,15 @@ fn sigint_keeps_the_best_result_so_far() {
     let finished = run.message("reduce-finished");
     check_finished(&finished, "infinite_loop", &artifact, &output, data.len());
     assert_eq!(finished["interrupted"], true, "{finished}");
+    // Why Ctrl-C takes a moment: the result's check runs a hang to the limit.
+    assert!(
+        run.stdout.lines().any(|l| l.contains("\"note\"")
+            && l.contains(
+                "stopping: checking the best result in a fresh process (each hang runs 0.3s)"
+            )),
+        "no note on stopping\n{}",
+        run.describe()
+    );
 
     let reduced = std::fs::read(&output)
         .unwrap_or_else(|e| panic!("no output after SIGINT: {e}\n{}", run.describe()));

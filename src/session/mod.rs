@@ -875,6 +875,19 @@ pub fn reduce_reproduced(
     // the run was cut short: the result may be the original itself, if it
     // still crashes alone in a fresh process.
     let original_may_do = stop.is_some() || best.iter().all(|b| b.as_slice() == data);
+    if let (Some(StopReason::Interrupted), Some(r)) = (stop, reporter.as_mut()) {
+        // A hang's check runs to the limit, and so does each earlier best
+        // tried if the best does not crash in a fresh process: say why
+        // Ctrl-C is taking a while.
+        let each = if signature.kind == CrashKind::Timeout {
+            format!(" (each hang runs {:.1}s)", timeout.as_secs_f64())
+        } else {
+            String::new()
+        };
+        r.note(format!(
+            "stopping: checking the best result in a fresh process{each}"
+        ));
+    }
     let published = publish(
         exec,
         opts.match_mode,
