@@ -303,8 +303,8 @@ fn write_reshaped(units: &Units, shape: &[u8], count: usize, inner: usize, out: 
 /// overflow is decided by the innermost levels it may have to leave those
 /// whole (`(` alone is another recursion there). Each cut is written with
 /// the inner half whole and the right number of outer units found
-/// ([`first_reaching`], or [`first_in_steps`] with an oracle that cannot
-/// tell another crash); the first cut that works gets, by bisection, the
+/// ([`Tries::first_reaching`], or [`Tries::first_in_steps`] with an oracle
+/// that cannot tell another crash); the first cut that works gets, by bisection, the
 /// fewest outer units, then the fewest inner ones (the outer count grown
 /// to match), then the fewest outer ones again: `O(log count)` tests a
 /// cut, where chunk deletion took 7,000 on the 1.6 KB nest of sql-deep.
@@ -331,10 +331,15 @@ where
     }
     let half = n / 2;
     let outer = n - 1 - half;
+    let tries = Tries {
+        units,
+        cuts: &cuts,
+        half,
+    };
     let (found, first_count) = if oracle.failed_otherwise(&units.input).is_some() {
-        first_reaching(units, &cuts, half, oracle, batch)?
+        tries.first_reaching(oracle, batch)?
     } else {
-        first_in_steps(units, &cuts, half, oracle, batch)?
+        tries.first_in_steps(oracle, batch)?
     };
     let cut = &cuts[found];
     let mut out = Vec::new();
@@ -365,95 +370,101 @@ where
     (out.len() < units.input.len()).then_some(out)
 }
 
-/// For [`reshape_outer`], with an oracle that tells a crash of another
-/// kind: the first cut, and the fewest outer units written in it (the
-/// inner `half` whole), that crash as the input did. Each cut's outer
-/// units are first written with as many bytes as before (every cut in one
-/// batch); for a cut whose nest then crashes another way (overflows among
-/// the outer units, which are then the innermost), the fewest that crash
-/// at all are found by bisection: there the overflow is at the end, as
-/// near the inner units as it gets.
-fn first_reaching<O>(
-    units: &Units,
-    cuts: &[Vec<u8>],
+/// The first search of [`reshape_outer`]: its cuts of the opening unit,
+/// each written for the outer units with the inner `half` whole.
+struct Tries<'a> {
+    units: &'a Units,
+    cuts: &'a [Vec<u8>],
     half: usize,
-    oracle: &mut O,
-    batch: &mut Batch<u8>,
-) -> Option<(usize, usize)>
-where
-    O: Oracle<u8> + ?Sized,
-{
-    let outer = units.opens - 1 - half;
-    let counts: Vec<usize> = cuts
-        .iter()
-        .map(|c| outer * units.open.len() / c.len())
-        .collect();
-    if let Some(i) = batch.first_interesting(oracle, cuts.len(), |i, out| {
-        write_reshaped(units, &cuts[i], counts[i], half, out)
-    }) {
-        return Some((i, counts[i]));
-    }
-    let mut out = Vec::new();
-    for (i, cut) in cuts.iter().enumerate() {
-        if oracle.exhausted() {
-            return None;
-        }
-        write_reshaped(units, cut, counts[i], half, &mut out);
-        if oracle.failed_otherwise(&out) != Some(true) {
-            continue;
-        }
-        // The fewest that crash at all (`hi` does), and whether as the
-        // input did.
-        let (mut lo, mut hi, mut same) = (0, counts[i], false);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            write_reshaped(units, cut, mid, half, &mut out);
-            let interesting = oracle.test(&out);
-            if interesting || oracle.failed_otherwise(&out) == Some(true) {
-                (hi, same) = (mid, interesting);
-            } else {
-                lo = mid + 1;
-            }
-        }
-        if same {
-            return Some((i, hi));
-        }
-    }
-    None
 }
 
-/// For [`reshape_outer`], with an oracle that only answers yes or no: the
-/// first cut, and an outer count written in it (the inner `half` whole),
-/// that crash as the input did, trying counts from as many levels as the
-/// outer units had to as many bytes, in steps of a half.
-fn first_in_steps<O>(
-    units: &Units,
-    cuts: &[Vec<u8>],
-    half: usize,
-    oracle: &mut O,
-    batch: &mut Batch<u8>,
-) -> Option<(usize, usize)>
-where
-    O: Oracle<u8> + ?Sized,
-{
-    let outer = units.opens - 1 - half;
-    let tries: Vec<(usize, usize)> = cuts
-        .iter()
-        .enumerate()
-        .flat_map(|(i, cut)| {
-            let bytes = outer * units.open.len() / cut.len();
-            let mut counts = vec![outer];
-            while let Some(&m) = counts.last().filter(|&&m| m < bytes) {
-                counts.push((m + m / 2).min(bytes));
+impl Tries<'_> {
+    /// The units with the outer ones written as `count` copies of cut `i`.
+    fn write(&self, i: usize, count: usize, out: &mut Vec<u8>) {
+        write_reshaped(self.units, &self.cuts[i], count, self.half, out);
+    }
+
+    /// How many of cut `i` have as many bytes as the outer units.
+    fn as_many_bytes(&self, i: usize) -> usize {
+        self.outer() * self.units.open.len() / self.cuts[i].len()
+    }
+
+    /// How many outer units there are.
+    fn outer(&self) -> usize {
+        self.units.opens - 1 - self.half
+    }
+
+    /// With an oracle that tells a crash of another kind: the first cut,
+    /// and the fewest outer units written in it, that crash as the input
+    /// did. Each cut's outer units are first written with as many bytes as
+    /// before (every cut in one batch); for a cut whose nest then crashes
+    /// another way (overflows among the outer units, which are then the
+    /// innermost), the fewest that crash at all are found by bisection:
+    /// there the overflow is at the end, as near the inner units as it gets.
+    fn first_reaching<O>(&self, oracle: &mut O, batch: &mut Batch<u8>) -> Option<(usize, usize)>
+    where
+        O: Oracle<u8> + ?Sized,
+    {
+        let n = self.cuts.len();
+        let counts: Vec<usize> = (0..n).map(|i| self.as_many_bytes(i)).collect();
+        if let Some(i) = batch.first_interesting(oracle, n, |i, out| self.write(i, counts[i], out))
+        {
+            return Some((i, counts[i]));
+        }
+        let mut out = Vec::new();
+        for (i, &count) in counts.iter().enumerate() {
+            if oracle.exhausted() {
+                return None;
             }
-            counts.into_iter().map(move |m| (i, m))
-        })
-        .collect();
-    let found = batch.first_interesting(oracle, tries.len(), |t, out| {
-        let (i, m) = tries[t];
-        write_reshaped(units, &cuts[i], m, half, out)
-    })?;
-    Some(tries[found])
+            self.write(i, count, &mut out);
+            if oracle.failed_otherwise(&out) != Some(true) {
+                continue;
+            }
+            // The fewest that crash at all (`hi` does), and whether as the
+            // input did.
+            let (mut lo, mut hi, mut same) = (0, count, false);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                self.write(i, mid, &mut out);
+                let interesting = oracle.test(&out);
+                if interesting || oracle.failed_otherwise(&out) == Some(true) {
+                    (hi, same) = (mid, interesting);
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            if same {
+                return Some((i, hi));
+            }
+        }
+        None
+    }
+
+    /// With an oracle that only answers yes or no: the first cut, and an
+    /// outer count written in it, that crash as the input did, trying
+    /// counts from as many levels as the outer units had to as many bytes,
+    /// in steps of a half.
+    fn first_in_steps<O>(&self, oracle: &mut O, batch: &mut Batch<u8>) -> Option<(usize, usize)>
+    where
+        O: Oracle<u8> + ?Sized,
+    {
+        let outer = self.outer();
+        let tries: Vec<(usize, usize)> = (0..self.cuts.len())
+            .flat_map(|i| {
+                let bytes = self.as_many_bytes(i);
+                let mut counts = vec![outer];
+                while let Some(&m) = counts.last().filter(|&&m| m < bytes) {
+                    counts.push((m + m / 2).min(bytes));
+                }
+                counts.into_iter().map(move |m| (i, m))
+            })
+            .collect();
+        let found = batch.first_interesting(oracle, tries.len(), |t, out| {
+            let (i, m) = tries[t];
+            self.write(i, m, out)
+        })?;
+        Some(tries[found])
+    }
 }
 
 /// The smallest `k` in `0..=known` for which `holds(k)`, by bisection,
