@@ -19,7 +19,8 @@ pub fn run(
             path: PathBuf::from("--merge"),
         });
     }
-    let mut destinations = Destinations::new(paths.iter().map(PathBuf::as_path));
+    let mut destinations = Destinations::new(paths.iter().map(PathBuf::as_path))
+        .stdout_used_by(reporter.stdout_user());
     for (path, option) in outputs.named() {
         destinations.claim(path, option)?;
     }

@@ -342,7 +342,8 @@ impl<'o> Campaign<'o> {
         }
         // Where this run writes, decided before any work starts (the test
         // files of `--emit-test DIR` once the bugs are known).
-        let mut destinations = Destinations::new(c.found.iter().map(|f| f.path.as_path()));
+        let mut destinations = Destinations::new(c.found.iter().map(|f| f.path.as_path()))
+            .stdout_used_by(reporter.stdout_user());
         for (path, option) in copts.outputs.named() {
             destinations.claim(path, option)?;
         }

@@ -70,15 +70,15 @@ pub struct Cli {
     #[arg(long, conflicts_with = "each")]
     pub no_reduce: bool,
 
-    /// With directories, several artifacts or --all: write the bugs found as a JSON report (the --baseline of a later run; what --merge joins).
+    /// With directories, several artifacts or --all: write the bugs found as a JSON report (the --baseline of a later run; what --merge joins; `-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
 
-    /// With directories, several artifacts or --all: write the bugs as SARIF 2.1.0, for GitHub code scanning.
+    /// With directories, several artifacts or --all: write the bugs as SARIF 2.1.0, for GitHub code scanning (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub sarif: Option<PathBuf>,
 
-    /// With directories, several artifacts or --all: write a Markdown summary (one row per bug), e.g. for $GITHUB_STEP_SUMMARY.
+    /// With directories, several artifacts or --all: write a Markdown summary (one row per bug), e.g. for $GITHUB_STEP_SUMMARY (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
 
@@ -110,7 +110,7 @@ pub struct Cli {
     #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
 
-    /// Where to write the result (default: <artifact>.reduced beside it).
+    /// Where to write the result (default: <artifact>.reduced beside it; `-`: standard output; a device, FIFO or socket is written through).
     #[arg(long, short = 'o', value_name = "PATH")]
     pub output: Option<PathBuf>,
 

@@ -6,7 +6,7 @@
 //! it belongs in the fuzz package's `tests/` directory.
 
 use crate::error::{Error, Result};
-use crate::output::write_atomic;
+use crate::output::Sink;
 use crate::run::driver::BuildKind;
 use crate::run::outcome::{CrashKind, Signature};
 use std::path::{Component, Path, PathBuf};
@@ -171,15 +171,17 @@ impl RegressionTest<'_> {
             .replace("{{TEST_NAME}}", &test_name(self.target, self.artifact))
     }
 
-    /// Writes the test atomically to `path`.
+    /// Writes the test to `path` ([`crate::output::write`]: atomically
+    /// to a file), making its directory first if need be.
     pub fn write(&self, path: &Path) -> Result<()> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let file = crate::output::sink(path) == Sink::File;
+        if let Some(dir) = path.parent().filter(|d| file && !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| Error::Write {
                 path: dir.to_owned(),
                 source,
             })?;
         }
-        write_atomic(path, self.render(path).as_bytes())
+        crate::output::write(path, self.render(path).as_bytes())
     }
 }
 

@@ -19,7 +19,7 @@ pub mod report;
 
 use crate::error::{Error, Result};
 use crate::grammar::{self, reduce::TreeStrategy, Grammar, Tree};
-use crate::output::{default_output, write_atomic, Destinations, OutputLock};
+use crate::output::{default_output, Destinations, OutputLock};
 use crate::reduce::oracle::Cached;
 use crate::reduce::Strategy;
 use crate::run::crash_oracle::{Budget, CrashOracle, StopReason};
@@ -626,7 +626,7 @@ fn reduction_timeout(
 pub fn reduce(opts: &Options, artifact: &Path, reporter: &mut Reporter) -> Result<Summary> {
     let data = read_artifact(artifact)?;
     // Where this run writes, decided before any work starts.
-    let mut destinations = Destinations::new([artifact]);
+    let mut destinations = Destinations::new([artifact]).stdout_used_by(reporter.stdout_user());
     let output = destinations.claim(
         &opts
             .output
@@ -739,7 +739,7 @@ pub fn reduce_reproduced(
             ));
         }
     })?;
-    let previous = crate::input::read_file(&output).ok();
+    let previous = crate::output::previous(&output);
     // The executor may have run other artifacts before: count only this one.
     let before = exec.stats();
     let (timeout, timeout_goal) = reduction_timeout(opts, &signature, slowest);
@@ -1187,7 +1187,7 @@ fn publish(
     }
     match chosen {
         Some(c) => {
-            write_atomic(output, &c)?;
+            crate::output::write(output, &c)?;
             Ok(Published::Wrote(c))
         }
         None => Ok(Published::Nothing),
@@ -1234,7 +1234,8 @@ fn display_name(p: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
-/// `cargo fuzz run <flags> <target> <output>`, paths relative to the cwd,
+/// `cargo fuzz run <flags> <target> <output>`, paths relative to the cwd
+/// (`RESULT_FILE` where the result went to a stream, not a file),
 /// with flags only where this run's build differs from `cargo fuzz run`'s
 /// default (and `+nightly` when the active toolchain is not the nightly the
 /// driver was built with).
@@ -1302,7 +1303,11 @@ fn reproduce_line(
         parts.push(format!("--fuzz-dir={}", shell_quote(&dir)));
     }
     parts.push(target.to_owned());
-    parts.push(shell_quote(&rel(output)));
+    // A result written through to a stream (`-o -`) is in no file here.
+    parts.push(match crate::output::sink(output) {
+        crate::output::Sink::File => shell_quote(&rel(output)),
+        _ => "RESULT_FILE".to_owned(),
+    });
     // libFuzzer's flags where this run's differ from its defaults.
     let mut flags = Vec::new();
     if let Some(n) = libfuzzer_timeout {

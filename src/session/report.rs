@@ -239,6 +239,12 @@ impl Reporter {
         self.format
     }
 
+    /// What writes to standard output besides results and reports (for
+    /// [`crate::output::Destinations::stdout_used_by`]).
+    pub fn stdout_user(&self) -> Option<&'static str> {
+        (self.format == Format::Json).then_some("the --message-format json messages")
+    }
+
     fn human(&self) -> bool {
         self.format == Format::Human && !self.quiet
     }

@@ -62,17 +62,17 @@ impl ReportOutputs {
         .collect()
     }
 
-    /// Writes `report` in every form asked for (atomically); `category`
+    /// Writes `report` in every form asked for (through [`crate::output::write`]); `category`
     /// names the run in SARIF.
     pub fn write(&self, report: &report::Report, category: &str) -> crate::error::Result<()> {
         if let Some(p) = &self.json {
-            crate::output::write_atomic(p, report.to_json().as_bytes())?;
+            crate::output::write(p, report.to_json().as_bytes())?;
         }
         if let Some(p) = &self.sarif {
-            crate::output::write_atomic(p, report::sarif::render(report, category).as_bytes())?;
+            crate::output::write(p, report::sarif::render(report, category).as_bytes())?;
         }
         if let Some(p) = &self.markdown {
-            crate::output::write_atomic(p, report::markdown::render(report).as_bytes())?;
+            crate::output::write(p, report::markdown::render(report).as_bytes())?;
         }
         Ok(())
     }
