@@ -11,6 +11,7 @@
 
 mod common;
 
+use common::real;
 use common::*;
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::io::Read;
@@ -22,6 +23,13 @@ use std::time::{Duration, Instant};
 
 fn main() {
     let args = Arguments::from_args();
+    let missing = real::unavailable();
+    if let Some(why) = &missing {
+        eprintln!("doors: {why}: the tests judged by the real cargo-fuzz build are ignored");
+    }
+    let judged = |name: &str, test: fn() -> Result<(), Failed>| {
+        Trial::test(name, test).with_ignored_flag(missing.is_some())
+    };
     let no_mknod = !can_mknod();
     if no_mknod {
         eprintln!("doors: cannot make device nodes here (not root?): the device tests are ignored");
@@ -39,6 +47,18 @@ fn main() {
         Trial::test(
             "standard_output_is_claimed_once_before_any_work",
             item1_stdout_claims,
+        ),
+        judged(
+            "a_panic_raised_inside_std_is_placed_at_its_caller",
+            item3_std_panics,
+        ),
+        judged(
+            "a_hook_silenced_on_every_run_keeps_bugs_apart_by_their_message",
+            item4_hook_every_run,
+        ),
+        judged(
+            "a_hang_is_placed_at_its_function_across_targets",
+            item5_hangs,
         ),
     ];
     libtest_mimic::run(&args, trials).exit();
@@ -60,6 +80,40 @@ fn check(ok: bool, msg: impl FnOnce() -> String) -> Result<(), Failed> {
 fn trust() -> &'static Path {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     ROOT.get_or_init(|| copy_fixture_as("trust", "trust-doors"))
+}
+
+/// The `doors` fixture built by `cargo +nightly fuzz build` (every
+/// target): (root, directory of the real binaries).
+fn doors_built() -> &'static (PathBuf, PathBuf) {
+    static BUILT: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let root = copy_fixture_as("doors", "doors-real");
+        let bins = real::cargo_fuzz_build(&root);
+        (root, bins)
+    })
+}
+
+/// Runs the binary with the default build (`cargo fuzz build`'s own) in
+/// `cwd`, in the project's own target directory.
+fn run_default<S: AsRef<std::ffi::OsStr>>(args: &[S], cwd: &Path) -> Run {
+    let started = Instant::now();
+    let strings: Vec<String> = args
+        .iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect();
+    let child = command_as_is(args, cwd)
+        .env_remove("CARGO_TARGET_DIR")
+        .spawn()
+        .unwrap();
+    finish(child, strings, started, RUN_LIMIT)
+}
+
+/// `/abs/root/src/lib.rs:3:9` → `src/lib.rs:3:9` (as the judge says it).
+fn relative_to(root: &Path, loc: &str) -> String {
+    let root = root.canonicalize().unwrap();
+    loc.strip_prefix(&format!("{}/", root.display()))
+        .unwrap_or(loc)
+        .to_owned()
 }
 
 /// A fresh, empty directory under the test's temporary root.
@@ -360,5 +414,285 @@ fn item1_stdout_claims() -> Result<(), Failed> {
         })?;
     }
     std::fs::remove_file(&a).unwrap();
+    Ok(())
+}
+
+// ------------------------------------------------------------------ 3
+
+/// `capacity overflow` panics at std's `raw_vec/mod.rs:28:5`, reached from
+/// two callers, were one bug, and a reduction slipped from one caller's to
+/// the other's. `std_panic`'s `A…HUGE` (caller `read_records`) is reduced
+/// from an input that also holds a `B…` line (caller `read_names`, which
+/// needs fewer bytes): the result stays `read_records`'s; a directory run
+/// finds two bugs, the `records` target's crash joining the first. Every
+/// verdict is the real binary's: where libFuzzer's stack at the abort says
+/// the panic came from.
+fn item3_std_panics() -> Result<(), Failed> {
+    let (root, bins) = doors_built();
+    // One test at a time empties and fills the copy's `fuzz/artifacts`.
+    let _serial = lock_target("doors-real");
+    let arts = root.join("fuzz/artifacts");
+    let _ = std::fs::remove_dir_all(&arts);
+    let mut doc = Vec::new();
+    for i in 0..30 {
+        doc.extend(format!("c{i} some ordinary line\n").bytes());
+    }
+    let mut a = b"x\nA 12345 HUGE abc\n".to_vec();
+    a.extend(&doc);
+    a.extend(b"Bzz\n");
+    a.extend(&doc);
+    let a = artifact(root, "std_panic", "crash-a", &a);
+    let mut b = doc.clone();
+    b.extend(b"Bnames\n");
+    let b = artifact(root, "std_panic", "crash-b", &b);
+    let r = artifact(root, "records", "crash-r", b"R0123456789abcdef");
+    let caller = |target: &str, file: &Path| -> Result<String, Failed> {
+        let report = real::judge(root, &bins.join(target), file, &[]);
+        check(report.verdict.kind == "panic", || report.output.clone())?;
+        real::panic_caller(root, &bins.join(target), &report)
+            .ok_or_else(|| format!("no caller on the real stack:\n{}", report.output).into())
+    };
+    let (at_a, at_b, at_r) = (
+        caller("std_panic", &a)?,
+        caller("std_panic", &b)?,
+        caller("records", &r)?,
+    );
+    check(at_a != at_b && at_a == at_r, || {
+        format!("fixture: callers {at_a} {at_b} {at_r}")
+    })?;
+
+    // One artifact: the result keeps its caller.
+    let out = run_default(
+        &[
+            "--message-format",
+            "json",
+            "--no-explain",
+            &a.display().to_string(),
+        ],
+        root,
+    );
+    out.assert_no_panic();
+    check(out.code == Some(0), || out.describe())?;
+    let sig = out.message("reduce-finished")["signature"].clone();
+    check(
+        relative_to(root, sig["location"].as_str().unwrap_or("")) == at_a,
+        || {
+            format!(
+                "signature {sig}, the real caller {at_a}\n{}",
+                out.describe()
+            )
+        },
+    )?;
+    let reduced = reduced_path(&a);
+    let again = caller("std_panic", &reduced)?;
+    check(again == at_a, || {
+        format!(
+            "the result {:?} is {again}'s capacity overflow, not {at_a}'s",
+            std::fs::read(&reduced).unwrap_or_default()
+        )
+    })?;
+
+    // A directory run: two bugs, `records` with the first.
+    std::fs::remove_file(&reduced).unwrap();
+    let out = run_default(
+        &[
+            "--message-format",
+            "json",
+            "--no-explain",
+            &arts.display().to_string(),
+        ],
+        root,
+    );
+    out.assert_no_panic();
+    check(out.code == Some(0), || out.describe())?;
+    let bugs: Vec<serde_json::Value> = out
+        .json()
+        .into_iter()
+        .filter(|v| v["reason"] == "bug")
+        .collect();
+    check(bugs.len() == 2, || {
+        format!("expected two bugs\n{}", out.describe())
+    })?;
+    for bug in &bugs {
+        let at = relative_to(root, bug["signature"]["location"].as_str().unwrap_or(""));
+        let targets: Vec<&str> = bug["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t.as_str())
+            .collect();
+        let expected: &[&str] = if at == at_a {
+            &["records", "std_panic"]
+        } else {
+            &["std_panic"]
+        };
+        check(targets == expected && (at == at_a || at == at_b), || {
+            format!("bug at {at} of {targets:?}\n{}", out.describe())
+        })?;
+        let output = root.join(bug["output"].as_str().unwrap());
+        let representative = Path::new(bug["representative"].as_str().unwrap());
+        let target = representative
+            .parent()
+            .and_then(|d| d.file_name())
+            .and_then(|n| n.to_str())
+            .unwrap();
+        let real_at = caller(target, &output)?;
+        check(real_at == at, || {
+            format!("{output:?}: real {real_at}, ours {at}")
+        })?;
+    }
+    std::fs::remove_dir_all(&arts).unwrap();
+    Ok(())
+}
+
+// ------------------------------------------------------------------ 4
+
+/// A target that installs a silent panic hook on every run: bug A (`unwrap`
+/// on `None`) was reduced to an input of bug B (`panic!("bug B")`), exit 0,
+/// signature `panic: <panic without hook>`. The A artifact below also holds
+/// a `B` line, which alone is a smaller crash.
+fn item4_hook_every_run() -> Result<(), Failed> {
+    let (root, bins) = doors_built();
+    // One test at a time empties and fills the copy's `fuzz/artifacts`.
+    let _serial = lock_target("doors-real");
+    let a = artifact(
+        root,
+        "hook_every_run",
+        "crash-a",
+        b"some text\nA bug A needs four bytes\nmore text\nB and bug B\n",
+    );
+    for mode in ["location", "message"] {
+        let _ = std::fs::remove_file(reduced_path(&a));
+        let out = run_default(
+            &[
+                "--match",
+                mode,
+                "--message-format",
+                "json",
+                "--no-explain",
+                &a.display().to_string(),
+            ],
+            root,
+        );
+        out.assert_no_panic();
+        check(out.code == Some(0), || out.describe())?;
+        let sig = out.message("reduce-finished")["signature"].clone();
+        check(
+            sig["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("Option::unwrap()")),
+            || format!("--match {mode}: signature {sig}\n{}", out.describe()),
+        )?;
+        let result = std::fs::read(reduced_path(&a)).unwrap();
+        check(
+            result.first() == Some(&b'A') && !result.contains(&b'B'),
+            || format!("--match {mode}: the result {result:?} is not bug A's"),
+        )?;
+        // The real binary: the silenced panic unwinds into libFuzzer and
+        // aborts (it cannot say which bug); ours, run alone, says bug A.
+        let real = real::judge(root, &bins.join("hook_every_run"), &reduced_path(&a), &[]);
+        check(real.verdict.kind == "deadly-signal", || real.output.clone())?;
+        let fresh = run_default(
+            &[
+                "--classify",
+                "--message-format",
+                "json",
+                "--fuzz-target",
+                "hook_every_run",
+                &reduced_path(&a).display().to_string(),
+            ],
+            root,
+        )
+        .message("classified");
+        check(
+            fresh["signature"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("Option::unwrap()")),
+            || format!("{fresh}"),
+        )?;
+    }
+    // The human signature says what told it apart.
+    let out = run_default(&["--classify", &a.display().to_string()], root);
+    check(out.stdout.contains("told apart by its message"), || {
+        out.describe()
+    })?;
+    std::fs::remove_dir_all(root.join("fuzz/artifacts/hook_every_run")).unwrap();
+    Ok(())
+}
+
+// ------------------------------------------------------------------ 5
+
+/// One hang reached from two targets was two bugs. `skip_run`'s hang from
+/// `hang_a` and `hang_b` is one bug; `hang_b`'s hang in `wait_close` is
+/// another, though the same target: each named by the function libFuzzer's
+/// alarm stack shows it in.
+fn item5_hangs() -> Result<(), Failed> {
+    let (root, bins) = doors_built();
+    // One test at a time empties and fills the copy's `fuzz/artifacts`.
+    let _serial = lock_target("doors-real");
+    let arts = root.join("fuzz/artifacts");
+    let _ = std::fs::remove_dir_all(&arts);
+    let ha = artifact(root, "hang_a", "timeout-a", b"S some text LOOP more");
+    let hb = artifact(root, "hang_b", "timeout-b", b"SS other text LOOP");
+    let hw = artifact(root, "hang_b", "timeout-w", b"W text WAIT text");
+    let mut real_places = Vec::new();
+    for (target, file) in [("hang_a", &ha), ("hang_b", &hb), ("hang_b", &hw)] {
+        let report = real::judge(root, &bins.join(target), file, &["-timeout=1"]);
+        check(report.verdict.kind == "timeout", || report.output.clone())?;
+        let f = real::alarm_function(root, &bins.join(target), &report)
+            .ok_or_else(|| format!("no function at the alarm:\n{}", report.output))?;
+        real_places.push(f);
+    }
+    check(
+        real_places[0] == real_places[1] && real_places[1] != real_places[2],
+        || format!("fixture: {real_places:?}"),
+    )?;
+    let out = run_default(
+        &[
+            "--message-format",
+            "json",
+            "--no-reduce",
+            &arts.display().to_string(),
+            "--",
+            "-timeout=1",
+        ],
+        root,
+    );
+    out.assert_no_panic();
+    check(out.code == Some(0), || out.describe())?;
+    let bugs: Vec<serde_json::Value> = out
+        .json()
+        .into_iter()
+        .filter(|v| v["reason"] == "bug")
+        .collect();
+    let mut seen: Vec<(String, Vec<String>)> = bugs
+        .iter()
+        .map(|b| {
+            let f = b["signature"]["function"].as_str().unwrap_or("").to_owned();
+            let t = b["targets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap().to_owned())
+                .collect();
+            (f, t)
+        })
+        .collect();
+    seen.sort();
+    let mut expected = vec![
+        (
+            real_places[0].clone(),
+            vec!["hang_a".to_owned(), "hang_b".to_owned()],
+        ),
+        (real_places[2].clone(), vec!["hang_b".to_owned()]),
+    ];
+    expected.sort();
+    check(seen == expected, || {
+        format!(
+            "bugs {seen:?}, the real alarm stacks say {expected:?}\n{}",
+            out.describe()
+        )
+    })?;
+    std::fs::remove_dir_all(&arts).unwrap();
     Ok(())
 }

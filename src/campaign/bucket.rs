@@ -13,6 +13,9 @@ pub struct BucketKey {
     pub driver: usize,
     /// What `--match` compares ([`Signature::identity`]).
     pub identity: Identity,
+    /// Where a timeout hung ([`Signature::hang_place`]): two hangs of one
+    /// target are two buckets (never with `--match any` or `kind`).
+    pub hang: Option<String>,
 }
 
 /// The bucket a crash belongs to under `mode`.
@@ -21,6 +24,10 @@ pub fn bucket_key(mode: MatchMode, target: &str, driver: usize, sig: &Signature)
         target: target.to_owned(),
         driver,
         identity: sig.identity(mode),
+        hang: match mode {
+            MatchMode::Location | MatchMode::Message => sig.hang_place().map(str::to_owned),
+            MatchMode::Any | MatchMode::Kind => None,
+        },
     }
 }
 

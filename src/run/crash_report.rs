@@ -103,6 +103,14 @@ impl Frame {
         if RUNTIME_FILES.iter().any(|p| file.contains(p)) {
             return true;
         }
+        // The shim (our libfuzzer-sys) wherever a build wrote it: beside
+        // the faithful build as `<package>-shim`, in a generated package as
+        // `shim`, both under the target directory's `reduce-crash/`.
+        if file.contains("/reduce-crash/")
+            && (file.contains("-shim/src/") || file.contains("/shim/src/"))
+        {
+            return true;
+        }
         if file.is_empty() {
             // No line info: decide by the name (the sanitizer runtime's
             // interceptors, libc's wrappers).
@@ -222,6 +230,35 @@ impl Symbolizer {
         out
     }
 
+    /// The symbol table's name of the function at `offset` (demangled,
+    /// hash dropped): the full path, where line tables name a function by
+    /// its last segment only.
+    fn symbol_at(&mut self, offset: u64) -> Option<String> {
+        let binary = self.binary.clone();
+        let loader = self
+            .loader
+            .get_or_insert_with(|| addr2line::Loader::new(&binary).ok())
+            .as_ref()?;
+        let name = loader.find_symbol(offset + loader.relative_address_base())?;
+        Some(strip_hash(&addr2line::demangle_auto(name.into(), None)))
+    }
+
+    /// [`frames_at`](Self::frames_at), the function the code is in (the
+    /// last frame, not inlined into another) named by its whole path from
+    /// the symbol table where line tables give only its last segment: two
+    /// crates' `parse` stay apart.
+    pub fn frames_qualified(&mut self, offset: u64) -> Vec<Frame> {
+        let mut frames = self.frames_at(offset);
+        if let Some(f) = frames.last_mut() {
+            if let (Some(short), Some(full)) = (f.function.as_deref(), self.symbol_at(offset)) {
+                if without_generics(&full).ends_with(&format!("::{}", without_generics(short))) {
+                    f.function = Some(full);
+                }
+            }
+        }
+        frames
+    }
+
     /// Symbolizes a printed stack, expanding inlined frames.
     pub fn frames(&mut self, raw: &[RawFrame]) -> Vec<Frame> {
         let mut out = Vec::new();
@@ -326,6 +363,86 @@ fn stack_after(lines: &[&str], start: usize) -> Vec<RawFrame> {
     frames
 }
 
+/// A panic as the driver's hook reported it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawPanic {
+    pub message: String,
+    /// `file:line:col` as the panic hook saw it; empty when no hook of
+    /// ours saw the panic (the target replaces the hook on every run), and
+    /// the message is the payload unwinding carried.
+    pub location: String,
+    /// For a panic raised inside the standard library, the stack from the
+    /// hook down, as offsets in the driver binary.
+    pub stack: Vec<u64>,
+}
+
+impl RawPanic {
+    /// The panic's signature. A panic raised inside the standard library
+    /// (`capacity overflow` in `raw_vec`, …) is placed at its caller: the
+    /// first frame of its stack in the target's or a dependency's code
+    /// (inlined frames expanded), with that frame's function and the stack
+    /// from there as the details, so two callers are two bugs. Where no
+    /// such frame is found, std's own location stays.
+    pub fn signature(self, symbolizer: &mut Symbolizer) -> Signature {
+        let mut sig = Signature::panic(self.message, self.location);
+        if self.stack.is_empty() {
+            return sig;
+        }
+        let frames: Vec<Frame> = self
+            .stack
+            .iter()
+            .flat_map(|&o| symbolizer.frames_qualified(o))
+            .collect();
+        if let Some(site) = frames
+            .iter()
+            .find(|f| !f.is_runtime() && f.location.is_some())
+        {
+            sig.location = site.location.clone();
+            sig.function = site.function.as_deref().map(without_generics);
+            let from = frames
+                .iter()
+                .position(|f| std::ptr::eq(f, site))
+                .unwrap_or(0);
+            sig = sig.with_details(CrashDetails {
+                frames: user_functions(&frames[from..]),
+                ..CrashDetails::default()
+            });
+        }
+        sig
+    }
+}
+
+/// The place of a hang from stacks sampled at the deadline: the innermost
+/// function in the target's or a dependency's code that is on every one of
+/// them at the same depth (counted from the outermost frame), i.e. a call
+/// that never returned while they were taken. A loop calling helpers is
+/// then named by the loop's function, not by whichever helper the first
+/// sample caught; and the function, not the line, since a loop moves.
+/// `None` when no such frame is found.
+pub fn hang_function(stacks: &[Vec<u64>], symbolizer: &mut Symbolizer) -> Option<String> {
+    let names: Vec<Vec<String>> = stacks
+        .iter()
+        .map(|stack| {
+            stack
+                .iter()
+                .flat_map(|&o| symbolizer.frames_qualified(o))
+                .filter(|f| !f.is_runtime())
+                .filter_map(|f| f.function.as_deref().map(without_generics))
+                .collect()
+        })
+        .collect();
+    let first = names.first()?;
+    // The common part, from the outermost frame in.
+    let common = (0..first.len())
+        .take_while(|&i| {
+            names
+                .iter()
+                .all(|n| n.len() > i && n[n.len() - 1 - i] == first[first.len() - 1 - i])
+        })
+        .count();
+    (common > 0).then(|| first[first.len() - common].clone())
+}
+
 /// The first frame in the target's or a dependency's code.
 fn first_user_frame(frames: &[Frame]) -> Option<&Frame> {
     frames.iter().find(|f| !f.is_runtime())
@@ -395,7 +512,7 @@ pub fn without_generics(name: &str) -> String {
 pub fn classify_death(
     status: Option<ExitStatus>,
     printed: &str,
-    announced: Option<(String, String)>,
+    announced: Option<RawPanic>,
     symbolizer: &mut Symbolizer,
 ) -> Option<Signature> {
     let quiet = status.is_some_and(|st| st.code() == Some(0))
@@ -403,8 +520,8 @@ pub fn classify_death(
     if quiet {
         return None;
     }
-    if let Some((message, location)) = announced {
-        return Some(Signature::panic(message, location));
+    if let Some(panic) = announced {
+        return Some(panic.signature(symbolizer));
     }
     Some(classify_dead_process(status, printed, symbolizer))
 }
@@ -601,7 +718,11 @@ mod tests {
         let sig = classify_death(
             Some(abrt),
             "thread panicked while processing panic. aborting.\n",
-            Some(("unreachable".into(), "src/lib.rs:7:9".into())),
+            Some(RawPanic {
+                message: "unreachable".into(),
+                location: "src/lib.rs:7:9".into(),
+                stack: Vec::new(),
+            }),
             &mut Symbolizer::new(Path::new("/nonexistent/bin")),
         );
         assert_eq!(sig, Some(Signature::panic("unreachable", "src/lib.rs:7:9")));
@@ -617,7 +738,11 @@ mod tests {
             classify_death(
                 Some(zero),
                 "",
-                Some(("boom".into(), "src/lib.rs:1:1".into())),
+                Some(RawPanic {
+                    message: "boom".into(),
+                    location: "src/lib.rs:1:1".into(),
+                    stack: Vec::new(),
+                }),
                 &mut sym
             ),
             None

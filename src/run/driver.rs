@@ -82,6 +82,10 @@ const SHIM_FILES: &[(&str, &str)] = &[
         "src/probe.rs",
         include_str!("../../templates/driver/shim/src/probe.rs"),
     ),
+    (
+        "src/stack.rs",
+        include_str!("../../templates/driver/shim/src/stack.rs"),
+    ),
 ];
 
 /// The shim's version in a generated package (any version works there).
@@ -1070,9 +1074,11 @@ pub fn manifest(project: &FuzzProject, counting: bool) -> String {
             toml_str(&t.src_path.display().to_string())
         );
     }
+    // Line tables, as `cargo fuzz build`'s: a panic raised inside std is
+    // placed at its caller's line, a hang at its function.
     let _ = writeln!(
         out,
-        "[profile.release]\ndebug = false\nincremental = false\n\n[profile.dev]\nopt-level = 1"
+        "[profile.release]\ndebug = \"line-tables-only\"\nincremental = false\n\n[profile.dev]\nopt-level = 1"
     );
     out
 }

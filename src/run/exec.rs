@@ -18,7 +18,7 @@
 //! to itself; split, every change would touch every part.
 
 use crate::reduce::oracle::{Span, SpanKind};
-use crate::run::crash_report::{self, Symbolizer};
+use crate::run::crash_report::{self, RawPanic, Symbolizer};
 use crate::run::outcome::{CrashKind, Outcome, Signature};
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
@@ -124,6 +124,8 @@ pub struct Executor {
     fatal_values: HashMap<u64, Signature>,
     /// Turns addresses in crash reports into functions and lines.
     symbolizer: Symbolizer,
+    /// Ask a hanging input for its stack (until a driver does not answer).
+    hang_stacks: bool,
 }
 
 struct Driver {
@@ -170,6 +172,7 @@ impl Executor {
             value_cache: false,
             fatal_values: HashMap::new(),
             symbolizer,
+            hang_stacks: true,
         };
         exec.ensure_driver()?;
         Ok(exec)
@@ -224,6 +227,55 @@ impl Executor {
         }
     }
 
+    /// The input running now passed its deadline: its stack is sampled a
+    /// few times (the hang signal; the handler answers while an input
+    /// runs), which names the hang's place ([`crash_report::hang_function`]),
+    /// then the next input gets a fresh process. A driver that once did not
+    /// answer is not asked again.
+    fn timed_out(&mut self) -> Signature {
+        let mut sig = Signature::new(CrashKind::Timeout);
+        let mut stacks = Vec::new();
+        let mut in_step = true;
+        while self.hang_stacks && stacks.len() < HANG_SAMPLES {
+            if !stacks.is_empty() {
+                std::thread::sleep(HANG_SAMPLE_GAP);
+            }
+            let asked = self.driver.as_ref().is_some_and(|d| {
+                d.runner != 0
+                    && unsafe {
+                        libc::syscall(
+                            libc::SYS_tgkill,
+                            d.runner as libc::pid_t,
+                            d.runner as libc::pid_t,
+                            libc::SIGRTMIN() + 7,
+                        ) == 0
+                    }
+            });
+            if !asked {
+                break;
+            }
+            let deadline = Instant::now() + HANG_STACK_WAIT;
+            match self.driver_mut().reader.read_hang_stack(deadline) {
+                HangStack::Stack(stack) => stacks.push(stack),
+                HangStack::NoAnswer => {
+                    // Not answering at all: do not wait on this driver again.
+                    self.hang_stacks = !stacks.is_empty();
+                    break;
+                }
+                HangStack::OutOfStep => {
+                    in_step = false;
+                    break;
+                }
+            }
+        }
+        sig.function = crash_report::hang_function(&stacks, &mut self.symbolizer);
+        match in_step {
+            true => self.restart(),
+            false => self.kill_driver(),
+        }
+        sig
+    }
+
     /// Whether the target takes a typed (`Arbitrary`) argument.
     pub fn typed(&self) -> bool {
         self.typed
@@ -266,6 +318,15 @@ impl Executor {
                     cached,
                 }) => Run {
                     outcome,
+                    elapsed,
+                    cached,
+                },
+                Ok(Frame::Panicked {
+                    panic,
+                    elapsed,
+                    cached,
+                }) => Run {
+                    outcome: Outcome::Crash(panic.signature(&mut self.symbolizer)),
                     elapsed,
                     cached,
                 },
@@ -314,8 +375,7 @@ impl Executor {
                     }
                 },
                 Err(ReadError::Timeout) => {
-                    let sig = Signature::new(CrashKind::Timeout);
-                    self.restart();
+                    let sig = self.timed_out();
                     self.after_death(running_key.take(), &sig);
                     Run {
                         outcome: Outcome::Crash(sig),
@@ -424,6 +484,10 @@ impl Executor {
             Ok(Frame::Done {
                 outcome, elapsed, ..
             }) => (outcome, elapsed),
+            Ok(Frame::Panicked { panic, elapsed, .. }) => (
+                Outcome::Crash(panic.signature(&mut self.symbolizer)),
+                elapsed,
+            ),
             Ok(Frame::Death(death)) => {
                 self.stats.executions += 1;
                 let announced = self.driver_mut().reader.announced.take();
@@ -441,9 +505,9 @@ impl Executor {
                 return Err(self.startup_error("unexpected answer to a coverage request"));
             }
             Err(ReadError::Timeout) => {
-                self.restart();
+                let sig = self.timed_out();
                 self.stats.executions += 1;
-                return Ok((crash(Signature::new(CrashKind::Timeout)), None));
+                return Ok((crash(sig), None));
             }
             Err(ReadError::Closed) => {
                 let sig = self.reap_dead_driver();
@@ -725,7 +789,7 @@ impl Driver {
             Ok(m) => m,
             Err(e) => return Err(fail(&mut driver, format!("no greeting ({e:?})"))),
         };
-        if &magic[..4] != b"RCD3" {
+        if &magic[..4] != b"RCD4" {
             return Err(fail(&mut driver, "unexpected greeting".into()));
         }
         let typed = magic[4] != 0;
@@ -974,6 +1038,14 @@ enum Frame {
         elapsed: Duration,
         cached: bool,
     },
+    /// The input panicked (its signature needs the executor's symbolizer
+    /// to place a panic raised inside std at its caller:
+    /// [`RawPanic::signature`]).
+    Panicked {
+        panic: RawPanic,
+        elapsed: Duration,
+        cached: bool,
+    },
     /// The input decodes to a value known to kill the driver.
     KnownFatal(u64),
     /// The fork server's child died.
@@ -986,6 +1058,28 @@ enum ReadError {
     Closed,
 }
 
+/// What came back after the hang signal.
+enum HangStack {
+    Stack(Vec<u64>),
+    /// Nothing within the wait: the pipe is still in step.
+    NoAnswer,
+    /// Something else, or part of it: only a new driver is in step.
+    OutOfStep,
+}
+
+/// The frame carrying a hang's stack (`stack.rs` in the shim).
+const HANG_FRAME: u8 = b'h';
+
+/// At most this many stack offsets come in one frame.
+const MAX_STACK: usize = 64;
+
+/// How long the driver's hang handler has to answer.
+const HANG_STACK_WAIT: Duration = Duration::from_millis(500);
+
+/// Stacks sampled from a hang, and the time between two samples.
+const HANG_SAMPLES: usize = 3;
+const HANG_SAMPLE_GAP: Duration = Duration::from_millis(5);
+
 /// Buffered reads from the driver's protocol pipe with a deadline.
 struct FrameReader {
     source: Source,
@@ -993,7 +1087,7 @@ struct FrameReader {
     pos: usize,
     /// The first panic of the input running now, as the driver's panic hook
     /// announced it (`p` frame): what the input's death is, if it dies.
-    announced: Option<(String, String)>,
+    announced: Option<RawPanic>,
 }
 
 /// Where the frames come from.
@@ -1122,12 +1216,62 @@ impl FrameReader {
         })
     }
 
+    /// A panic's fields: message, location, stack offsets.
+    fn read_panic(&mut self, deadline: Instant) -> Result<RawPanic, ReadError> {
+        let message = self.read_string(deadline)?;
+        let location = self.read_string(deadline)?;
+        let stack = self.read_offsets(deadline)?;
+        Ok(RawPanic {
+            message,
+            location,
+            stack,
+        })
+    }
+
+    /// u32 count, count × u64 (at most [`MAX_STACK`]).
+    fn read_offsets(&mut self, deadline: Instant) -> Result<Vec<u64>, ReadError> {
+        let count = self.read_u32(deadline)? as usize;
+        if count > MAX_STACK {
+            return Err(ReadError::Closed);
+        }
+        let bytes = self.read_exact(8 * count, deadline)?;
+        Ok(bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect())
+    }
+
+    /// After the hang signal: the stack the driver's handler sends (`h`),
+    /// reading a panic announced meanwhile.
+    fn read_hang_stack(&mut self, deadline: Instant) -> HangStack {
+        loop {
+            match self.read_u8(deadline) {
+                Ok(b'p') => match self.read_panic(deadline) {
+                    Ok(p) => self.announced = Some(p),
+                    Err(_) => return HangStack::OutOfStep,
+                },
+                Ok(HANG_FRAME) => {
+                    return match self.read_offsets(deadline) {
+                        Ok(stack) => HangStack::Stack(stack),
+                        Err(_) => HangStack::OutOfStep,
+                    }
+                }
+                Ok(_) => return HangStack::OutOfStep,
+                Err(ReadError::Timeout) => return HangStack::NoAnswer,
+                Err(ReadError::Closed) => return HangStack::OutOfStep,
+            }
+        }
+    }
+
     fn read_frame(&mut self, deadline: Instant) -> Result<Frame, ReadError> {
         let mut first = self.read_u8(deadline)?;
-        while first == b'p' {
-            let message = self.read_string(deadline)?;
-            let location = self.read_string(deadline)?;
-            self.announced = Some((message, location));
+        loop {
+            match first {
+                b'p' => self.announced = Some(self.read_panic(deadline)?),
+                // A hang's stack that came after the parent stopped waiting.
+                HANG_FRAME => drop(self.read_offsets(deadline)?),
+                _ => break,
+            }
             first = self.read_u8(deadline)?;
         }
         match first {
@@ -1142,9 +1286,11 @@ impl FrameReader {
             0 => Outcome::Pass,
             1 => Outcome::Reject,
             2 => {
-                let message = self.read_string(deadline)?;
-                let location = self.read_string(deadline)?;
-                Outcome::Crash(Signature::panic(message, location))
+                return Ok(Frame::Panicked {
+                    panic: self.read_panic(deadline)?,
+                    elapsed,
+                    cached,
+                })
             }
             4 => return Ok(Frame::KnownFatal(self.read_u64(deadline)?)),
             _ => return Err(ReadError::Closed),
@@ -1295,6 +1441,10 @@ mod tests {
             stream.extend_from_slice(&(s.len() as u32).to_le_bytes());
             stream.extend_from_slice(s.as_bytes());
         }
+        // Its stack: two offsets (a panic raised inside std).
+        stream.extend_from_slice(&2u32.to_le_bytes());
+        stream.extend_from_slice(&0x10u64.to_le_bytes());
+        stream.extend_from_slice(&0x20u64.to_le_bytes());
         stream.push(b'X');
         stream.extend_from_slice(&(6i32).to_le_bytes());
         stream.push(1);
@@ -1315,5 +1465,11 @@ mod tests {
         // fuzz/protocol's first find: a span count of 0x60a40400 reserved
         // 38 GB up front ("memory allocation ... failed", abort).
         assert_eq!(fuzz_decode(&[0xc9, b's', 0x00, 0x04, 0xa4, 0x60]), 0);
+        // A stack longer than any driver sends ends the stream.
+        let mut long = vec![0u8, 2];
+        long.extend_from_slice(&0u64.to_le_bytes());
+        long.extend_from_slice(&[0; 8]);
+        long.extend_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(fuzz_decode(&long), 0);
     }
 }

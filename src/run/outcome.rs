@@ -251,6 +251,28 @@ impl Signature {
         }
     }
 
+    /// Where a timeout hung: the innermost function of the target's or a
+    /// dependency's that stayed on its stack while it was sampled at the
+    /// deadline (`None`: no usable stack). Not part of [`identity`]
+    /// (a reduction keeps "it hangs"); directory runs and triage keep
+    /// two places apart.
+    ///
+    /// [`identity`]: Signature::identity
+    pub fn hang_place(&self) -> Option<&str> {
+        match self.kind {
+            CrashKind::Timeout => self.function.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// A panic no hook of ours saw (the target replaces the panic hook on
+    /// every run): no location, and its message is what unwinding carried.
+    /// Its identity under `--match location` is then that message, so that
+    /// two such panics are not one.
+    pub fn unplaced_panic(&self) -> bool {
+        self.kind == CrashKind::Panic && self.location.is_none()
+    }
+
     /// The parts of the signature `mode` compares, as one key: two
     /// signatures match exactly when their keys are equal.
     pub fn identity(&self, mode: MatchMode) -> Identity {
@@ -267,7 +289,7 @@ impl Signature {
                 parts.push(self.function.clone());
             }
         }
-        if mode == MatchMode::Message {
+        if mode == MatchMode::Message || (mode == MatchMode::Location && self.unplaced_panic()) {
             parts.push(self.message.clone());
         }
         Identity(parts)
@@ -334,6 +356,12 @@ impl fmt::Display for Signature {
                 return write!(f, " ({sanitizer})");
             }
             None => f.write_str(&self.kind.name())?,
+        }
+        if self.unplaced_panic() {
+            // `--match location` uses the message: say so.
+            f.write_str(
+                " (no location: the target's panic hook hides it; told apart by its message)",
+            )?;
         }
         if let Some(loc) = &self.location {
             write!(f, " at {loc}")?;
@@ -443,6 +471,20 @@ mod tests {
         }
         let bad = r#"{"kind":"signal","code":null,"message":null,"location":null}"#;
         assert!(serde_json::from_str::<Signature>(bad).is_err());
+    }
+
+    #[test]
+    fn panics_without_a_location_are_told_apart_by_their_message() {
+        let a = Signature::panic("called `Option::unwrap()` on a `None` value", "");
+        let b = Signature::panic("bug B", "");
+        assert!(a.unplaced_panic());
+        assert!(!MatchMode::Location.matches(&a, &b));
+        assert!(MatchMode::Location.matches(&a, &a.clone()));
+        assert!(MatchMode::Kind.matches(&a, &b));
+        assert!(b.to_string().contains("told apart by its message"), "{b}");
+        // A placed panic still ignores its message.
+        let c = Signature::panic("x", "src/lib.rs:1:1");
+        assert!(MatchMode::Location.matches(&c, &Signature::panic("y", "src/lib.rs:1:1")));
     }
 
     #[test]

@@ -12,8 +12,10 @@
 //!    `--match`: kind and panic location, sanitizer error and first user
 //!    frame, the recursion of a stack overflow) is the same are one bug,
 //!    whatever target reached it, as long as the identity names a place.
-//!    A timeout, an RSS out-of-memory or an abort has no place, so those
-//!    stay one bug per target. An allocation whose size failed at one place
+//!    An RSS out-of-memory or an abort has no place, so those stay one bug
+//!    per target; a timeout's place is the function it hung in (the
+//!    innermost of the target's or a dependency's on the stack taken at
+//!    the deadline), without one it stays one bug per target. An allocation whose size failed at one place
 //!    is one identity however it was reported (malloc limit, the
 //!    sanitizer's `allocation-size-too-big`, out-of-memory there).
 //! 2. **Stack similarity**: crashes that came with a stack (sanitizer
@@ -201,8 +203,9 @@ pub fn group(crashes: &[Crash], mode: MatchMode) -> Vec<Bug> {
     let mut order: Vec<(Option<String>, Key)> = Vec::new();
     for (i, c) in crashes.iter().enumerate() {
         let placed = c.signature.location.is_some() || c.signature.function.is_some();
-        let identity = match allocation_site(&c.signature) {
-            Some(site) if mode != MatchMode::Any => Key::Allocation(site.to_owned()),
+        let identity = match (allocation_site(&c.signature), c.signature.hang_place()) {
+            (Some(site), _) if mode != MatchMode::Any => Key::Allocation(site.to_owned()),
+            (_, Some(function)) if mode != MatchMode::Any => Key::Hang(function.to_owned()),
             _ => Key::Exact(c.signature.identity(mode)),
         };
         let key = ((!placed).then(|| c.target.clone()), identity);
@@ -302,6 +305,9 @@ enum Key {
     Exact(crate::run::outcome::Identity),
     /// An allocation that failed at this place, however it was reported.
     Allocation(String),
+    /// A hang in this function (the innermost of the target's or a
+    /// dependency's on the stack at the deadline).
+    Hang(String),
 }
 
 /// The place of an allocation that failed because of its size, for the
@@ -543,6 +549,35 @@ mod tests {
         assert_eq!(buckets, vec![vec![10, 11], vec![12], vec![13], vec![14]]);
         assert_eq!(bugs[0].targets, vec!["a", "b"]);
         assert_eq!(bugs[0].grouping, Grouping::Identity);
+        let fps: std::collections::BTreeSet<_> = bugs.iter().map(|b| &b.fingerprint).collect();
+        assert_eq!(fps.len(), 4, "{bugs:?}");
+    }
+
+    #[test]
+    fn hangs_in_one_function_from_two_targets_are_one_bug() {
+        let root = Path::new("/nonexistent");
+        let hang = |bucket: usize, target: &str, function: Option<&str>| {
+            let mut sig = Signature::new(CrashKind::Timeout);
+            sig.function = function.map(str::to_owned);
+            Crash {
+                bucket,
+                target: target.into(),
+                signature: sig,
+                details: None,
+                root: root.to_owned(),
+            }
+        };
+        let crashes = vec![
+            hang(1, "a", Some("md::parse_inline")),
+            hang(2, "b", Some("md::parse_inline")),
+            hang(3, "b", Some("md::parse_block")),
+            hang(4, "a", None),
+            hang(5, "b", None),
+        ];
+        let bugs = group(&crashes, MatchMode::Location);
+        let buckets: Vec<Vec<usize>> = bugs.iter().map(|b| b.buckets.clone()).collect();
+        assert_eq!(buckets, vec![vec![1, 2], vec![3], vec![4], vec![5]]);
+        assert_eq!(bugs[0].targets, vec!["a", "b"]);
         let fps: std::collections::BTreeSet<_> = bugs.iter().map(|b| &b.fingerprint).collect();
         assert_eq!(fps.len(), 4, "{bugs:?}");
     }

@@ -252,3 +252,40 @@ fn own_frame(
     }
     None
 }
+
+/// For a panic raised inside the standard library (its location is std's),
+/// where libFuzzer's stack at the abort that follows says it came from: the
+/// first frame in the fixture's own code, `file:line:col`.
+pub fn panic_caller(root: &Path, binary: &Path, report: &Report) -> Option<String> {
+    stack_after(
+        root,
+        binary,
+        report,
+        "ERROR: libFuzzer: deadly signal",
+        false,
+    )
+    .and_then(|f| f.rsplit(' ').next().map(str::to_owned))
+}
+
+/// For a timeout, the innermost function in the fixture's own code on the
+/// stack libFuzzer prints at its alarm.
+pub fn alarm_function(root: &Path, binary: &Path, report: &Report) -> Option<String> {
+    stack_after(root, binary, report, "ERROR: libFuzzer: timeout", true)
+}
+
+fn stack_after(
+    root: &Path,
+    binary: &Path,
+    report: &Report,
+    header: &str,
+    function_only: bool,
+) -> Option<String> {
+    let lines: Vec<&str> = report.output.lines().collect();
+    let i = lines.iter().position(|l| l.contains(header))?;
+    let canonical = root.canonicalize().unwrap_or_else(|_| root.to_owned());
+    let own = move |file: &Path| {
+        let rel = file.strip_prefix(&canonical).ok();
+        rel.is_some_and(|r| r.starts_with("src") || r.starts_with("fuzz/fuzz_targets"))
+    };
+    own_frame(root, binary, &lines[i + 1..], function_only, &own)
+}

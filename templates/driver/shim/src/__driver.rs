@@ -3,7 +3,7 @@
 //!
 //! Wire protocol (all integers little-endian; `str` = u32 length + UTF-8):
 //!
-//! * at start-up the driver sends `HELLO`: `b"RCD3"`, u8 typed, u8 init_ok,
+//! * at start-up the driver sends `HELLO`: `b"RCD4"`, u8 typed, u8 init_ok,
 //!   and if `init_ok == 0` the init panic's message and location (`str`,
 //!   `str`) and nothing more; else u8 fork server (0/1) and u32 the pid of
 //!   the process that runs inputs;
@@ -24,16 +24,22 @@
 //!   - `b'Q'`: quit;
 //! * per input run the driver answers: u8 status (0 pass, 1 reject, 2 panic,
 //!   4 known-fatal; bit 0x80 set when answered from the value cache), u64
-//!   elapsed nanoseconds, then for a panic `str` message, `str` location, and
-//!   for known-fatal the u64 value key. With `V`, an input that has to run is
+//!   elapsed nanoseconds, then for a panic `str` message, `str` location,
+//!   u32 count and count × u64 stack offsets (only for a panic raised inside
+//!   the standard library: the stack from the hook down, as offsets in the
+//!   executable, for the parent to find its caller; `stack.rs`), and for
+//!   known-fatal the u64 value key. With `V`, an input that has to run is
 //!   announced first by `b'k'` u64 key, so a death is attributable to a
 //!   value. After a crash the rest of the batch is skipped (the parent knows);
 //! * the first panic of an input that runs is announced from the panic hook,
 //!   before anything unwinds: `b'p'`, `str` message (cut to 2 KiB), `str`
-//!   location. Its answer follows (status 2), unless the process dies first
+//!   location, u32 count, count × u64 stack offsets. Its answer follows (status 2), unless the process dies first
 //!   (a second panic while unwinding, a hook of the target's that aborts or
 //!   exits): then the death is that panic, as libFuzzer, whose hook aborts at
 //!   the first panic, reports it;
+//! * at a deadline the parent sends the process running the input a
+//!   real-time signal (`SIGRTMIN+7`); while an input runs, its handler
+//!   answers `b'h'`, u32 count, count × u64: the stack it interrupted;
 //! * the answer to `b'S'` is `b's'`, u32 count, count × (u32 start, u32 end,
 //!   u8 kind: 0 leaf, 1 structural, 2 unused); to `b'D'` `b'd'` and one `str`;
 //! * with a fork server, when the process running inputs dies (a sanitizer
@@ -79,20 +85,21 @@ pub fn main(target: Target) -> i32 {
     // Rust `main` (libFuzzer's `main` does the same for its own pipes).
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     crate::signals::install();
+    crate::stack::init();
     crate::serve::install_panic_hook();
     unsafe { libc::atexit(crate::serve::on_exit) };
 
-    let mut hello = b"RCD3".to_vec();
+    let mut hello = b"RCD4".to_vec();
     hello.push(u8::from(target.typed));
     if panic::catch_unwind(target.init).is_ok() {
         // `init:` may have installed a hook of the target's own.
         crate::serve::chain_panic_hook();
         hello.push(1);
     } else {
-        let (message, location) = crate::serve::take_panic().unwrap_or_default();
+        let panic = crate::serve::take_panic().unwrap_or_default();
         hello.push(0);
-        crate::serve::put_str(&mut hello, &message);
-        crate::serve::put_str(&mut hello, &location);
+        crate::serve::put_str(&mut hello, &panic.message);
+        crate::serve::put_str(&mut hello, &panic.location);
         let _ = (&output).write_all(&hello);
         return 0;
     }

@@ -271,3 +271,4 @@ mod probe;
 mod sancov;
 mod serve;
 mod signals;
+mod stack;

@@ -27,8 +27,32 @@ const PCS_FRAME: u8 = b'c';
 /// only up to this size; the file is emptied between requests beyond it.
 const OUTPUT_KEEP: i64 = 1 << 20;
 
-/// First panic seen while running the current input: (message, location).
-static PANIC: Mutex<Option<(String, String)>> = Mutex::new(None);
+/// First panic seen while running the current input.
+static PANIC: Mutex<Option<Panic>> = Mutex::new(None);
+
+/// A panic as the hook saw it.
+#[derive(Default)]
+pub struct Panic {
+    pub message: String,
+    /// `file:line:col`.
+    pub location: String,
+    /// For a panic raised inside the standard library, the stack from the
+    /// hook down ([`crate::stack`]): the parent finds its caller there.
+    pub stack: Vec<u64>,
+}
+
+impl Panic {
+    /// The panic fields of a frame: `str` message, `str` location, u32
+    /// count, count × u64 stack offsets.
+    fn put(&self, frame: &mut Vec<u8>) {
+        put_str(frame, &self.message);
+        put_str(frame, &self.location);
+        frame.extend_from_slice(&(self.stack.len() as u32).to_le_bytes());
+        for o in &self.stack {
+            frame.extend_from_slice(&o.to_le_bytes());
+        }
+    }
+}
 
 /// Whether an input is running (not start-up, not a decode for the value
 /// cache): only then is a panic announced to the parent.
@@ -67,10 +91,24 @@ fn record_panic(info: &panic::PanicHookInfo<'_>) {
         if slot.is_some() {
             return;
         }
+        // Raised inside std: where it was called from is the bug's place.
+        let stack = match crate::stack::in_std(&location) {
+            true => {
+                let mut offsets = [0u64; crate::stack::MAX_FRAMES];
+                let n = crate::stack::capture(&mut offsets);
+                offsets[..n].to_vec()
+            }
+            false => Vec::new(),
+        };
+        let panic = Panic {
+            message,
+            location,
+            stack,
+        };
         if running {
-            announce(&message, &location);
+            announce(&panic);
         }
-        *slot = Some((message, location));
+        *slot = Some(panic);
     }
     // libfuzzer-sys's hook aborts at the first panic. That only matters to a
     // target with a SIGABRT handler of its own (which may, say, exit quietly
@@ -93,20 +131,30 @@ pub fn running() -> bool {
 }
 
 /// Sends the `p` frame for a panic of the running input.
-fn announce(message: &str, location: &str) {
-    let fd = PROTOCOL_FD.load(Ordering::Relaxed);
-    if fd < 0 {
-        return;
-    }
+fn announce(panic: &Panic) {
+    let message = &panic.message;
     let mut cut = message.len().min(ANNOUNCED_MESSAGE);
     while !message.is_char_boundary(cut) {
         cut -= 1;
     }
-    let mut frame = Vec::with_capacity(16 + cut + location.len());
+    let cut = Panic {
+        message: message[..cut].to_owned(),
+        location: panic.location.clone(),
+        stack: panic.stack.clone(),
+    };
+    let mut frame = Vec::with_capacity(64 + cut.message.len() + 8 * cut.stack.len());
     frame.push(PANIC_FRAME);
-    put_str(&mut frame, &message[..cut]);
-    put_str(&mut frame, location);
-    write_all_fd(fd, &frame);
+    cut.put(&mut frame);
+    send_frame(&frame);
+}
+
+/// Writes a whole frame to the parent from a hook or a signal handler (one
+/// `write` for a frame under `PIPE_BUF`, so it never lands inside another).
+pub fn send_frame(frame: &[u8]) {
+    let fd = PROTOCOL_FD.load(Ordering::Relaxed);
+    if fd >= 0 {
+        write_all_fd(fd, frame);
+    }
 }
 
 /// libFuzzer's exit check: an input that calls `exit()` is a crash, "fuzz
@@ -151,8 +199,20 @@ pub fn chain_panic_hook() {
     }));
 }
 
-pub fn take_panic() -> Option<(String, String)> {
+pub fn take_panic() -> Option<Panic> {
     PANIC.lock().ok().and_then(|mut slot| slot.take())
+}
+
+/// A caught panic's payload as text: its message, or its type where it is
+/// not a string.
+fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&'static str>() {
+        return (*s).to_owned();
+    }
+    if let Some(s) = payload.downcast_ref::<String>() {
+        return s.clone();
+    }
+    "Box<dyn Any>".to_owned()
 }
 
 pub fn put_str(buf: &mut Vec<u8>, s: &str) {
@@ -640,18 +700,24 @@ fn run_one(
         panicked = take_panic();
     }
     match (panicked, result) {
-        (Some((message, location)), _) => {
+        (Some(panic), _) => {
             frame.push(STATUS_PANIC);
             frame.extend_from_slice(&elapsed.to_le_bytes());
-            put_str(frame, &message);
-            put_str(frame, &location);
+            panic.put(frame);
             true
         }
-        (None, Err(_)) => {
+        (None, Err(payload)) => {
+            // The target replaces the hook on every run: no location. What
+            // unwinding still carries, the payload, tells its panics apart
+            // (`panic!("…")` and `unwrap` carry their message); the parent
+            // says that the message, not a place, was used.
             frame.push(STATUS_PANIC);
             frame.extend_from_slice(&elapsed.to_le_bytes());
-            put_str(frame, "<panic without hook>");
-            put_str(frame, "");
+            Panic {
+                message: payload_text(payload.as_ref()),
+                ..Panic::default()
+            }
+            .put(frame);
             true
         }
         (None, Ok(code)) => {
