@@ -4,7 +4,8 @@
 //! them): `--all` finds exactly that bug list; the SARIF it writes is
 //! valid; a baseline tells new, known and fixed bugs apart; shards of a CI
 //! matrix merge into the unsharded run. Issue 35: crash text that looks
-//! like Markdown or HTML stays text in the Markdown (no fleet needed).
+//! like Markdown or HTML stays text in the Markdown, and makes no link in
+//! the SARIF (no fleet needed).
 //!
 //! Builds without a sanitizer (`-s none`), which work on any toolchain.
 
@@ -585,4 +586,81 @@ fn crash_text_is_data_in_markdown() {
             "{p:?} is not a code span of its own in {code:?}:\n{md}"
         );
     }
+}
+
+/// What a crash carries is data in SARIF too: no plain-text message,
+/// description or location message of a hostile report's SARIF holds an
+/// embedded link (§3.11.6), and each reads back, unescaped, as the data.
+#[test]
+fn crash_text_is_data_in_sarif() {
+    for &p in PAYLOADS {
+        let report = hostile_report(p);
+        let sarif = reduce_crash::triage::report::sarif::render(&report, "all");
+        let sarif: Value = serde_json::from_str(&sarif).unwrap();
+        let mut texts = Vec::new();
+        collect_texts(&sarif, &mut texts);
+        assert!(texts.len() > report.bugs.len(), "{texts:?}");
+        for t in &texts {
+            assert!(!has_embedded_link(t), "{p:?}: a link in SARIF text {t:?}");
+        }
+        for result in sarif["runs"][0]["results"].as_array().unwrap() {
+            let text = unescape_sarif(result["message"]["text"].as_str().unwrap());
+            assert!(
+                text.ends_with(&format!("Reproduce with: {p}")),
+                "{p:?}: {text:?}"
+            );
+        }
+    }
+}
+
+/// Every `text` (or `markdown`) string in a SARIF document.
+fn collect_texts(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                match (k.as_str(), v) {
+                    ("text" | "markdown", Value::String(s)) => out.push(s.clone()),
+                    _ => collect_texts(v, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| collect_texts(v, out)),
+        _ => {}
+    }
+}
+
+/// Whether a SARIF plain-text message has an embedded link, as a viewer
+/// that reads §3.11.6's escapes (`\\`, `\[`, `\]`) finds one: `[`, then
+/// `](`.
+fn has_embedded_link(text: &str) -> bool {
+    let mut open = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if matches!(chars.peek(), Some('\\' | '[' | ']')) => {
+                chars.next();
+            }
+            '[' => open = true,
+            ']' if open && chars.peek() == Some(&'(') => return true,
+            ']' => open = false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A SARIF plain-text message as such a viewer shows it.
+fn unescape_sarif(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('\\', Some(&n @ ('\\' | '[' | ']'))) => {
+                out.push(n);
+                chars.next();
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
