@@ -3,7 +3,9 @@
 //! `truth.tsv` says which file hits which of nine bugs, `generate` wrote
 //! them): `--all` finds exactly that bug list; the SARIF it writes is
 //! valid; a baseline tells new, known and fixed bugs apart; shards of a CI
-//! matrix merge into the unsharded run.
+//! matrix merge into the unsharded run. Issue 35: crash text that looks
+//! like Markdown or HTML stays text in the Markdown, and makes no link in
+//! the SARIF (no fleet needed).
 //!
 //! Builds without a sanitizer (`-s none`), which work on any toolchain.
 
@@ -445,4 +447,220 @@ fn shards_merge_into_the_unsharded_run() {
 
 fn report_path(root: &Path, k: usize) -> PathBuf {
     root.join(format!("shard-{k}.json"))
+}
+
+/// Hostile crash text: Markdown a pull-request comment or a job summary
+/// would act on (a mention, a link, a remote image, HTML, emphasis, backtick
+/// runs that close a code span, a `|` that adds a table cell, line breaks)
+/// and SARIF embedded links (§3.11.6: `[text](destination)`).
+const PAYLOADS: &[&str] = &[
+    "@octocat",
+    "[x](https://evil.example/)",
+    "![i](https://evil.example/p.png)",
+    "<img src=x onerror=alert(1)>",
+    "tick`one``two```three",
+    "`fenced`",
+    "a|b",
+    "line1\nline2",
+    "**bold**",
+    "\\`",
+    "[x](1) and [y\\](2) and \\[z\\](3)",
+    "cr\rlf\r\n<b>_em_</b> ~~gone~~ www.evil.example",
+];
+
+/// A report of three bugs (a panic, a sanitizer error, a stack overflow)
+/// whose every crash-derived string (signature, message, function, file,
+/// target, class, status, artifact, shard, reproduce line, the lines only
+/// crashing inputs ran) is `p`.
+fn hostile_report(p: &str) -> reduce_crash::triage::report::Report {
+    use reduce_crash::run::outcome::{CrashKind, Signature, StackFrame};
+    use reduce_crash::triage::report::{BugEntry, Reduced, Report, SourceLocation};
+    use reduce_crash::triage::severity::{Severity, Tier};
+    use reduce_crash::triage::Grouping;
+    let bug = |i: usize, kind: CrashKind| BugEntry {
+        fingerprint: format!("f{i}{p}"),
+        severity: Severity {
+            tier: Tier::ProbablyExploitable,
+            class: p.into(),
+            security_severity: 5.0,
+        },
+        grouping: Grouping::Single,
+        signature: Signature {
+            kind,
+            message: Some(match kind {
+                CrashKind::Sanitizer => format!("AddressSanitizer: {p}"),
+                _ => p.into(),
+            }),
+            location: Some(format!("{p}:3:9")),
+            function: Some(p.into()),
+            details: None,
+        },
+        location: Some(SourceLocation {
+            file: p.into(),
+            in_repository: true,
+            line: 3,
+            column: Some(9),
+        }),
+        stack: vec![StackFrame {
+            function: p.into(),
+            location: Some(format!("{p}:3:9")),
+        }],
+        targets: vec![p.into(), format!("t{i}")],
+        status: p.into(),
+        history: None,
+        artifacts: vec![p.into()],
+        representative: p.into(),
+        target: p.into(),
+        original_len: 100,
+        reduced: Some(Reduced {
+            path: p.into(),
+            len: 3,
+            sha1: None,
+        }),
+        reproduce: Some(p.into()),
+        error: Some(p.into()),
+        failing_lines: vec![SourceLocation {
+            file: p.into(),
+            in_repository: true,
+            line: 4,
+            column: None,
+        }],
+    };
+    let mut report = Report::new(Some(p.into()), 2, 0);
+    report.bugs = vec![
+        bug(1, CrashKind::Panic),
+        bug(2, CrashKind::Sanitizer),
+        bug(3, CrashKind::StackOverflow),
+    ];
+    report
+}
+
+/// What a crash carries is data: rendered as Markdown (GitHub-flavoured,
+/// tables on), each crash-derived string of a hostile report is a code
+/// span, never a link, an image, HTML, emphasis or an extra table cell.
+#[test]
+fn crash_text_is_data_in_markdown() {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    // Words only the payloads have: none may reach a text event.
+    const MARKERS: &[&str] = &[
+        "octocat", "evil", "onerror", "tick", "fenced", "line1", "line2", "bold", "gone",
+    ];
+    let shown = |p: &str| p.replace("\r\n", "\n").replace(['\r', '\n'], "␤");
+    for &p in PAYLOADS {
+        let report = hostile_report(p);
+        let md = reduce_crash::triage::report::markdown::render(&report);
+        let mut code = Vec::new();
+        let mut cells = 0;
+        let mut rows = 0;
+        let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+        for event in Parser::new_ext(&md, options) {
+            match event {
+                Event::Code(c) => code.push(c.into_string()),
+                Event::Text(t) => {
+                    for m in MARKERS {
+                        assert!(!t.contains(m), "{p:?}: text {t:?} outside code in\n{md}");
+                    }
+                }
+                Event::Html(h) | Event::InlineHtml(h) => panic!("{p:?}: HTML {h:?} in\n{md}"),
+                Event::Start(
+                    tag @ (Tag::Link { .. }
+                    | Tag::Image { .. }
+                    | Tag::Emphasis
+                    | Tag::Strong
+                    | Tag::Strikethrough
+                    | Tag::HtmlBlock),
+                ) => panic!("{p:?}: {tag:?} in\n{md}"),
+                Event::Start(Tag::TableCell) => cells += 1,
+                Event::End(TagEnd::TableHead | TagEnd::TableRow) => {
+                    assert_eq!(cells, 8, "{p:?}: a row of {cells} cells in\n{md}");
+                    cells = 0;
+                    rows += 1;
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(rows, 1 + report.bugs.len(), "{p:?}: the table in\n{md}");
+        // The data is still there, whole, as code.
+        assert!(
+            code.iter().any(|c| *c == shown(p)),
+            "{p:?} is not a code span of its own in {code:?}:\n{md}"
+        );
+    }
+}
+
+/// What a crash carries is data in SARIF too: no plain-text message,
+/// description or location message of a hostile report's SARIF holds an
+/// embedded link (§3.11.6), and each reads back, unescaped, as the data.
+#[test]
+fn crash_text_is_data_in_sarif() {
+    for &p in PAYLOADS {
+        let report = hostile_report(p);
+        let sarif = reduce_crash::triage::report::sarif::render(&report, "all");
+        let sarif: Value = serde_json::from_str(&sarif).unwrap();
+        let mut texts = Vec::new();
+        collect_texts(&sarif, &mut texts);
+        assert!(texts.len() > report.bugs.len(), "{texts:?}");
+        for t in &texts {
+            assert!(!has_embedded_link(t), "{p:?}: a link in SARIF text {t:?}");
+        }
+        for result in sarif["runs"][0]["results"].as_array().unwrap() {
+            let text = unescape_sarif(result["message"]["text"].as_str().unwrap());
+            assert!(
+                text.ends_with(&format!("Reproduce with: {p}")),
+                "{p:?}: {text:?}"
+            );
+        }
+    }
+}
+
+/// Every `text` (or `markdown`) string in a SARIF document.
+fn collect_texts(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                match (k.as_str(), v) {
+                    ("text" | "markdown", Value::String(s)) => out.push(s.clone()),
+                    _ => collect_texts(v, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| collect_texts(v, out)),
+        _ => {}
+    }
+}
+
+/// Whether a SARIF plain-text message has an embedded link, as a viewer
+/// that reads §3.11.6's escapes (`\\`, `\[`, `\]`) finds one: `[`, then
+/// `](`.
+fn has_embedded_link(text: &str) -> bool {
+    let mut open = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if matches!(chars.peek(), Some('\\' | '[' | ']')) => {
+                chars.next();
+            }
+            '[' => open = true,
+            ']' if open && chars.peek() == Some(&'(') => return true,
+            ']' => open = false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A SARIF plain-text message as such a viewer shows it.
+fn unescape_sarif(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('\\', Some(&n @ ('\\' | '[' | ']'))) => {
+                out.push(n);
+                chars.next();
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }

@@ -11,7 +11,9 @@
 //! alert across commits) and `codeFlows` (shown; `stacks` is not, so the
 //! crash's stack goes in a thread flow). `automationDetails.id` keeps the
 //! uploads of shards or targets apart. The lines only crashing inputs ran
-//! are the result's `relatedLocations`.
+//! are the result's `relatedLocations`. Messages are `text` only (no
+//! `markdown`); what came from the crash goes through `plain`, so that
+//! no `[text](target)` in it becomes an embedded link.
 //!
 //! The structs are written here rather than taken from serde-sarif 0.8:
 //! that crate generates its types from the schema in a build script
@@ -212,11 +214,18 @@ fn describe(class: &str) -> String {
             }
         ),
         "abort" | "signal" | "exit" => format!("The process ends by {kind}."),
+        // A sanitizer's error name, as its report printed it.
         _ => match detail {
-            "write" => format!("A memory error AddressSanitizer reports: {kind}, writing."),
-            "read" => format!("A memory error AddressSanitizer reports: {kind}, reading."),
+            "write" => format!(
+                "A memory error AddressSanitizer reports: {}, writing.",
+                plain(kind)
+            ),
+            "read" => format!(
+                "A memory error AddressSanitizer reports: {}, reading.",
+                plain(kind)
+            ),
             "near-null" => "A null-pointer dereference (an access near address 0).".to_owned(),
-            _ => format!("An error a sanitizer reports: {kind}."),
+            _ => format!("An error a sanitizer reports: {}.", plain(kind)),
         },
     }
 }
@@ -227,6 +236,30 @@ fn level(tier: Tier) -> &'static str {
         Tier::Exploitable | Tier::ProbablyExploitable => "error",
         Tier::NotExploitable => "warning",
     }
+}
+
+/// Text from the target or its input (a panic message, a function, file,
+/// target or class name, a path, a reproduce line) for a SARIF plain-text
+/// message. Such a message is not Markdown, but SARIF 2.1.0 §3.11.6 reads
+/// `[text](destination)` in it as an embedded link (to a related location
+/// by id, or to any URI), which GitHub code scanning follows: a panic
+/// message `[x](https://…)` would become a link. `[` and `]` are escaped as
+/// `\[` and `\]`, the escapes §3.11.6 defines, and so is a `\` that would
+/// otherwise escape what follows it (another `\`, a bracket, or the text
+/// after this part), so that a viewer that reads the escapes shows the
+/// text as it was.
+fn plain(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '[' | ']' => out.push('\\'),
+            '\\' if matches!(chars.peek(), None | Some('\\' | '[' | ']')) => out.push('\\'),
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The location of a source position (`%SRCROOT%`-relative when it is in
@@ -267,7 +300,7 @@ pub fn render(report: &Report, category: &str) -> String {
                 id: id.clone(),
                 name: bug.severity.class.clone(),
                 short_description: Text {
-                    text: format!("Fuzzing crash: {}", bug.severity.class),
+                    text: format!("Fuzzing crash: {}", plain(&bug.severity.class)),
                 },
                 full_description: Text { text: text.clone() },
                 help: Text {
@@ -314,16 +347,20 @@ pub fn render(report: &Report, category: &str) -> String {
 fn result(bug: &BugEntry, rule_id: String, rule_index: usize) -> SarifResult {
     let title = format!(
         "{} in fuzz target{} {}",
-        bug.severity.class,
+        plain(&bug.severity.class),
         if bug.targets.len() == 1 { "" } else { "s" },
-        bug.targets.join(", ")
+        plain(&bug.targets.join(", "))
     );
-    let mut message = format!("{title}. {}.", bug.signature);
+    let mut message = format!("{title}. {}.", plain(&bug.signature.to_string()));
     if let Some(r) = &bug.reduced {
-        message.push_str(&format!(" Reduced input: {} ({} bytes).", r.path, r.len));
+        message.push_str(&format!(
+            " Reduced input: {} ({} bytes).",
+            plain(&r.path),
+            r.len
+        ));
     }
     if let Some(cmd) = &bug.reproduce {
-        message.push_str(&format!(" Reproduce with: {cmd}"));
+        message.push_str(&format!(" Reproduce with: {}", plain(cmd)));
     }
     let locations: Vec<Location> = bug
         .location
@@ -350,7 +387,7 @@ fn result(bug: &BugEntry, rule_id: String, rule_index: usize) -> SarifResult {
                 location: Location {
                     physical_location: physical(&file, in_repo, line, col),
                     message: Some(Text {
-                        text: f.function.clone(),
+                        text: plain(&f.function),
                     }),
                 },
             })
@@ -399,6 +436,95 @@ fn result(bug: &BugEntry, rule_id: String, rule_index: usize) -> SarifResult {
 mod tests {
     use super::*;
     use crate::triage::report::tests::entry;
+    use proptest::prelude::*;
+
+    /// A plain-text message as a viewer that reads §3.11.6's escapes shows
+    /// it, and whether it found an embedded link (`[`, then `](`) in it.
+    fn read(text: &str) -> (String, bool) {
+        let (mut shown, mut open, mut link) = (String::new(), false, false);
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if matches!(chars.peek(), Some('\\' | '[' | ']')) => {
+                    shown.push(chars.next().unwrap());
+                    continue;
+                }
+                '[' => open = true,
+                ']' if open && chars.peek() == Some(&'(') => link = true,
+                ']' => open = false,
+                _ => {}
+            }
+            shown.push(c);
+        }
+        (shown, link)
+    }
+
+    #[test]
+    fn crash_text_escapes_brackets_and_the_backslashes_before_them() {
+        assert_eq!(plain("[x](1)"), "\\[x\\](1)");
+        assert_eq!(plain("a\\nb"), "a\\nb");
+        assert_eq!(plain("a\\[b"), "a\\\\\\[b");
+        assert_eq!(plain("\\\\x"), "\\\\\\x");
+        assert_eq!(plain("end\\"), "end\\\\");
+        assert!(read("Prohibited [here](3).").1);
+        assert!(!read(&plain("Prohibited [here](3).")).1);
+    }
+
+    proptest! {
+        /// Any crash text, alone or between others and our words, reads
+        /// back as itself and holds no embedded link.
+        #[test]
+        fn crash_text_never_links(
+            a in "[a\\[\\]()\\\\ ]{0,16}",
+            b in "[a\\[\\]()\\\\ ]{0,16}",
+        ) {
+            prop_assert_eq!(read(&plain(&a)), (a.clone(), false));
+            let joined = format!("{}. {} ({}", plain(&a), plain(&b), plain(&a));
+            prop_assert_eq!(read(&joined), (format!("{a}. {b} ({a}"), false));
+        }
+    }
+
+    #[test]
+    fn a_hostile_crash_makes_no_link_in_any_text() {
+        let mut r = Report::new(None, 1, 0);
+        r.bugs = vec![entry("aaaa", "reduced", &["[a](1)"], Some(3))];
+        let b = &mut r.bugs[0];
+        b.severity.class = "x](https://evil.example/)[".into();
+        b.targets = vec!["[t](2)".into()];
+        b.signature.message = Some("[x](https://evil.example/)".into());
+        b.reproduce = Some("cargo fuzz run [t](2) \\[r\\](3)".into());
+        b.stack = vec![crate::run::outcome::StackFrame {
+            function: "[f](4)".into(),
+            location: Some("src/lib.rs:3:9".into()),
+        }];
+        let sarif = render(&r, "all");
+        let v: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+        let run = &v["runs"][0];
+        let rule = &run["tool"]["driver"]["rules"][0];
+        let result = &run["results"][0];
+        let texts = [
+            &rule["shortDescription"]["text"],
+            &rule["fullDescription"]["text"],
+            &rule["help"]["text"],
+            &result["message"]["text"],
+            &result["codeFlows"][0]["threadFlows"][0]["locations"][0]["location"]["message"]
+                ["text"],
+        ];
+        for t in texts {
+            let (shown, link) = read(t.as_str().unwrap());
+            assert!(!link, "{t}");
+            assert!(shown.contains(['[', ']']), "{shown}");
+        }
+        let (message, _) = read(result["message"]["text"].as_str().unwrap());
+        assert!(
+            message.contains(": [x](https://evil.example/)."),
+            "{message}"
+        );
+        assert!(
+            message.ends_with("Reproduce with: cargo fuzz run [t](2) \\[r\\](3)"),
+            "{message}"
+        );
+    }
 
     #[test]
     fn one_rule_per_class_one_result_per_bug() {
