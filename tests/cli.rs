@@ -483,6 +483,121 @@ fn sigint_keeps_the_best_result_so_far() {
     assert_reproduces(&output, &original_id, &timeout);
 }
 
+/// Spawns the binary with `args` (cwd: the fixture copy) and forwards its
+/// stdout lines through a channel, to wait for a given message.
+fn spawn_with_lines(
+    args: &[String],
+) -> (
+    std::process::Child,
+    mpsc::Receiver<String>,
+    std::thread::JoinHandle<()>,
+) {
+    let mut child = command(args, &fixture().root).spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    (child, rx, reader)
+}
+
+/// Reads lines into `lines` until one contains `needle`; kills the child
+/// and fails after `limit`.
+fn wait_for_line(
+    child: &mut std::process::Child,
+    rx: &mpsc::Receiver<String>,
+    lines: &mut Vec<String>,
+    needle: &str,
+    limit: Duration,
+) {
+    let deadline = Instant::now() + limit;
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) => {
+                let found = line.contains(needle);
+                lines.push(line);
+                if found {
+                    return;
+                }
+            }
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("never printed {needle}; stdout so far: {lines:?}");
+            }
+        }
+    }
+}
+
+/// Ctrl-C while waiting for another run that writes the same output (its
+/// lock, taken here the way a run takes it) stops at once: exit 130,
+/// nothing written.
+#[test]
+fn sigint_while_waiting_for_the_output_lock_stops_at_once() {
+    let test = "sigint_while_waiting_for_the_output_lock_stops_at_once";
+    let fx = fixture();
+    let _guard = lock_target("unwrap");
+    let data = noisy(test, b"KEY=;");
+    let artifact = fx.write_artifact("unwrap", test, &data);
+    let output = reduced_path(&artifact);
+    let held = reduce_crash::output::OutputLock::acquire(&output, || {
+        panic!("nobody else writes {}", output.display())
+    })
+    .unwrap();
+
+    let mut args: Vec<String> = vec!["--message-format".into(), "json".into()];
+    args.push(artifact.display().to_string());
+    let args = with_target_dir(&args);
+    let started = Instant::now();
+    let (mut child, rx, reader) = spawn_with_lines(&args);
+    let pid = child.id() as i32;
+    let mut lines = Vec::new();
+    wait_for_line(
+        &mut child,
+        &rx,
+        &mut lines,
+        "waiting for another cargo reduce-crash run",
+        RUN_LIMIT,
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0, "kill(SIGINT)");
+    let sent = Instant::now();
+    let stopped = loop {
+        if child.try_wait().unwrap().is_some() {
+            break true;
+        }
+        if sent.elapsed() > Duration::from_secs(5) {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let stop_latency = sent.elapsed();
+    // Let a run that did not stop go on, so that it ends.
+    drop(held);
+    let run = finish_without_stdout(child, args.clone(), started);
+    reader.join().unwrap();
+    lines.extend(rx.try_iter());
+    let run = common::Run {
+        stdout: lines.join("\n"),
+        ..run
+    };
+    assert!(
+        stopped && stop_latency < Duration::from_secs(1),
+        "still waiting for the lock {stop_latency:?} after SIGINT\n{}",
+        run.describe()
+    );
+    run.assert_no_panic();
+    run.assert_code(130);
+    assert!(!output.exists(), "{}", run.describe());
+    assert!(
+        stray_temporaries(&fx.artifact_dir("unwrap")).is_empty(),
+        "stray temporaries left behind"
+    );
+}
+
 /// `finish` for a child whose stdout is read elsewhere.
 fn finish_without_stdout(
     mut child: std::process::Child,

@@ -950,6 +950,8 @@ fn drain_stderr(mut pipe: impl Read, tail: Arc<Mutex<VecDeque<u8>>>) {
     let mut buf = [0u8; 8192];
     loop {
         match pipe.read(&mut buf) {
+            // A signal landed on this thread (handlers run without SA_RESTART).
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Ok(0) | Err(_) => return,
             Ok(n) => {
                 if let Ok(mut t) = tail.lock() {
