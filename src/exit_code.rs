@@ -37,7 +37,8 @@ pub const NEW_BUGS: i32 = 10;
 /// The in-process driver for the target did not build or start.
 pub const BUILD_FAILED: i32 = 101;
 /// Interrupted (SIGINT/SIGTERM); the best result so far was written (for
-/// directories: finished buckets and their records are kept).
+/// directories: finished buckets and their records are kept). A second
+/// signal stops at once, writing nothing more.
 pub const INTERRUPTED: i32 = 130;
 
 /// (code, meaning) for documentation and `--help`.
@@ -77,6 +78,6 @@ pub const ALL: &[(i32, &str)] = &[
     (BUILD_FAILED, "the in-process driver did not build or start"),
     (
         INTERRUPTED,
-        "interrupted; the best result so far (with a directory: every finished bucket) was kept",
+        "interrupted; the best result so far (with a directory: every finished bucket) was kept; a second Ctrl-C stops at once, writing nothing more",
     ),
 ];

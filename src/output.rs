@@ -278,6 +278,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    // A second Ctrl-C lets a write that started finish: no temporary file
+    // is left behind (and only verified results are written).
+    let _writing = crate::interrupt::hold();
     let mut tmp = tempfile::Builder::new()
         .prefix(".reduce-crash-")
         .tempfile_in(dir)

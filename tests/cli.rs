@@ -532,6 +532,142 @@ fn wait_for_line(
     }
 }
 
+/// (pid, parent pid, process group, state) of every process, from /proc.
+fn processes() -> Vec<(i32, i32, i32, char)> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // `pid (comm) state ppid pgrp …`; comm may hold spaces and parens.
+            let rest = &stat[stat.rfind(')')? + 2..];
+            let mut fields = rest.split(' ');
+            let state = fields.next()?.chars().next()?;
+            let ppid = fields.next()?.parse().ok()?;
+            let pgrp = fields.next()?.parse().ok()?;
+            Some((pid, ppid, pgrp, state))
+        })
+        .collect()
+}
+
+/// A second Ctrl-C while the first one's check of the best result runs (a
+/// hang, running to its 3 s limit) stops at once: exit 130 within a moment,
+/// no result written (it was not verified), no temporary file, and no
+/// driver process left running (drivers are in their own process groups:
+/// the terminal's Ctrl-C does not reach them).
+#[test]
+fn a_second_sigint_stops_at_once_without_writing() {
+    let test = "a_second_sigint_stops_at_once_without_writing";
+    let fx = fixture();
+    let _guard = lock_target("infinite_loop");
+    let data = noisy_with_len(test, b"WAIT\x03", 1000);
+    let artifact = fx.write_artifact("infinite_loop", test, &data);
+    let output = reduced_path(&artifact);
+    // Builds the driver before the clock starts.
+    let original = classify_one(&artifact, None, &["--timeout", "0.3"]);
+    assert_eq!(
+        identity(&original).map(|i| i.0).as_deref(),
+        Some("timeout"),
+        "{original}"
+    );
+
+    let mut args: Vec<String> = vec!["--message-format".into(), "json".into()];
+    args.extend(["--timeout".into(), "3".into()]);
+    args.push(artifact.display().to_string());
+    let args = with_target_dir(&args);
+    let started = Instant::now();
+    let (mut child, rx, reader) = spawn_with_lines(&args);
+    let pid = child.id() as i32;
+
+    // The process groups of the run's children (its drivers), as they come.
+    let groups = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
+    let watching = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let watcher = {
+        let (groups, watching) = (groups.clone(), watching.clone());
+        std::thread::spawn(move || {
+            while watching.load(std::sync::atomic::Ordering::SeqCst) {
+                // Drivers lead their own groups (cargo, a child too, does not).
+                for (child, ppid, pgrp, _) in processes() {
+                    if ppid == pid && pgrp == child {
+                        groups.lock().unwrap().insert(pgrp);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    };
+
+    let mut lines = Vec::new();
+    wait_for_line(&mut child, &rx, &mut lines, "\"reduce-started\"", RUN_LIMIT);
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0, "kill(SIGINT)");
+    wait_for_line(
+        &mut child,
+        &rx,
+        &mut lines,
+        "stopping: checking the best result in a fresh process",
+        Duration::from_secs(60),
+    );
+    // Well inside the check's 3 s hang.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0, "kill(SIGINT)");
+    let sent = Instant::now();
+    let run = finish_without_stdout(child, args.clone(), started);
+    let stop_latency = sent.elapsed();
+    watching.store(false, std::sync::atomic::Ordering::SeqCst);
+    watcher.join().unwrap();
+    reader.join().unwrap();
+    lines.extend(rx.try_iter());
+    let run = common::Run {
+        stdout: lines.join("\n"),
+        ..run
+    };
+
+    run.assert_no_panic();
+    run.assert_code(130);
+    assert!(
+        stop_latency < Duration::from_millis(1500),
+        "took {stop_latency:?} to stop after the second SIGINT\n{}",
+        run.describe()
+    );
+    assert!(
+        run.stderr.contains("interrupted again"),
+        "no note on stderr\n{}",
+        run.describe()
+    );
+    // Nothing unverified written, no temporary left behind.
+    assert!(
+        !output.exists(),
+        "a result was written after the second SIGINT\n{}",
+        run.describe()
+    );
+    assert!(
+        stray_temporaries(&fx.artifact_dir("infinite_loop")).is_empty(),
+        "stray temporaries left behind"
+    );
+    assert_unmodified(&artifact, &data);
+    // No process of the drivers' groups runs on (a killed one may linger as
+    // a zombie until it is reaped).
+    let groups = groups.lock().unwrap().clone();
+    assert!(!groups.is_empty(), "no driver was ever seen");
+    let left = || -> Vec<(i32, i32, i32, char)> {
+        processes()
+            .into_iter()
+            .filter(|p| groups.contains(&p.2) && p.3 != 'Z')
+            .collect()
+    };
+    let exited = Instant::now();
+    while !left().is_empty() || !infinite_loop_drivers().is_empty() {
+        assert!(
+            exited.elapsed() < Duration::from_millis(500),
+            "still running after the run stopped: {:?} {:?}",
+            left(),
+            infinite_loop_drivers()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Ctrl-C while waiting for another run that writes the same output (its
 /// lock, taken here the way a run takes it) stops at once: exit 130,
 /// nothing written.
