@@ -50,7 +50,7 @@ pub const ALL: &[(i32, &str)] = &[
     (INTERNAL, "internal error"),
     (
         USAGE,
-        "bad command line (also --max-time 0, --max-tests 0, a --timeout shorter than the original's run)",
+        "bad command line (also an unknown -s/--sanitizer, --max-time 0, --max-tests 0, a --timeout shorter than the original's run)",
     ),
     (
         NO_CRASH,

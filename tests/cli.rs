@@ -827,6 +827,35 @@ fn strs(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
+/// `-s` takes cargo-fuzz's sanitizers only: a typo is a bad command line
+/// (exit 2, the valid values listed), refused before any build.
+#[test]
+fn a_misspelt_sanitizer_is_a_bad_command_line() {
+    let fx = fixture();
+    let artifact = fx.write_artifact("unwrap", "misspelt_sanitizer", b"KEY=;");
+    let args = with_target_dir(&["-s", "adress", &artifact.display().to_string()]);
+    let started = Instant::now();
+    let child = command(&args, &fx.root).spawn().unwrap();
+    let run = finish(child, args.clone(), started, RUN_LIMIT);
+    run.assert_code(2).assert_no_panic();
+    assert_eq!(run.error_lines().len(), 1, "{}", run.describe());
+    assert!(
+        run.error_lines()[0].contains("adress"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.stderr.contains("address, leak, memory, thread, none"),
+        "the valid values are not listed\n{}",
+        run.describe()
+    );
+    assert!(
+        !run.stderr.contains("Building") && run.elapsed < Duration::from_secs(5),
+        "not refused before the build\n{}",
+        run.describe()
+    );
+}
+
 #[test]
 fn error_missing_artifact() {
     let fx = fixture();
