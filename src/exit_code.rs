@@ -7,7 +7,9 @@
 /// artifacts or `--all`: every reproducing bucket was reduced (artifacts
 /// that do not reproduce are listed, and do not fail the run).
 pub const SUCCESS: i32 = 0;
-/// An unexpected internal error (a bug in cargo-reduce-crash).
+/// An unexpected internal error (a bug in cargo-reduce-crash): a panic on
+/// any thread is reported as one line naming its location
+/// (`cli::panic_hook`), not as Rust's exit 101.
 pub const INTERNAL: i32 = 1;
 /// Bad command line (clap's own code).
 pub const USAGE: i32 = 2;
@@ -47,7 +49,10 @@ pub const ALL: &[(i32, &str)] = &[
         SUCCESS,
         "reduced and written (with --classify: all files classified; with a directory: every reproducing bucket reduced)",
     ),
-    (INTERNAL, "internal error"),
+    (
+        INTERNAL,
+        "internal error (a bug: one line says where; please report it with the command line)",
+    ),
     (
         USAGE,
         "bad command line (also an unknown -s/--sanitizer, --max-time 0, --max-tests 0, a --timeout shorter than the original's run)",

@@ -827,6 +827,58 @@ fn strs(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
+/// A panic of the tool itself (here the test hook
+/// `CARGO_REDUCE_CRASH_TEST_PANIC`, on the main thread and on a helper
+/// thread) is exit 1, the README's "internal error", with one line naming
+/// where and asking for a report; no backtrace, and in JSON mode an `error`
+/// object too.
+#[test]
+fn an_internal_panic_is_exit_1_with_one_line() {
+    let fx = fixture();
+    let p = fx
+        .artifact_dir("unwrap")
+        .join("crash-an_internal_panic")
+        .display()
+        .to_string();
+    for (place, json) in [("main", false), ("thread", false), ("main", true)] {
+        let mut args = vec![];
+        if json {
+            args.extend(["--message-format".to_owned(), "json".to_owned()]);
+        }
+        args.push(p.clone());
+        let started = Instant::now();
+        let child = command(&args, &fx.root)
+            .env("CARGO_REDUCE_CRASH_TEST_PANIC", place)
+            .spawn()
+            .unwrap();
+        let run = finish(child, args.clone(), started, Duration::from_secs(60));
+        check_error_run(&run, 1, &["internal error at src/", "please report it"]);
+        assert_eq!(
+            run.stderr.lines().count(),
+            1,
+            "one line on stderr ({place})\n{}",
+            run.describe()
+        );
+        let line = run.error_lines()[0];
+        let at = line["error: internal error at ".len()..]
+            .split(": ")
+            .next()
+            .unwrap();
+        assert!(
+            at.starts_with("src/") && at.split(':').count() == 3,
+            "no file:line:column in {line:?}"
+        );
+        assert!(line.contains("test panic"), "{line}");
+        if json {
+            let err = run.message("error");
+            assert_eq!(err["exit_code"], 1, "{err}");
+            assert_eq!(format!("error: {}", err["message"].as_str().unwrap()), line);
+        } else {
+            assert!(run.stdout.trim().is_empty(), "{}", run.describe());
+        }
+    }
+}
+
 /// `-s` takes cargo-fuzz's sanitizers only: a typo is a bad command line
 /// (exit 2, the valid values listed), refused before any build.
 #[test]

@@ -8,6 +8,8 @@
 // placeholder as in every cargo command's help, not HTML.
 #![allow(rustdoc::invalid_html_tags)]
 
+pub mod panic_hook;
+
 use crate::campaign::CampaignOptions;
 use crate::exit_code;
 use crate::grammar::reduce::TreeStrategy;
