@@ -7,7 +7,9 @@
 /// artifacts or `--all`: every reproducing bucket was reduced (artifacts
 /// that do not reproduce are listed, and do not fail the run).
 pub const SUCCESS: i32 = 0;
-/// An unexpected internal error (a bug in cargo-reduce-crash).
+/// An unexpected internal error (a bug in cargo-reduce-crash): a panic on
+/// any thread is reported as one line naming its location
+/// (`cli::panic_hook`), not as Rust's exit 101.
 pub const INTERNAL: i32 = 1;
 /// Bad command line (clap's own code).
 pub const USAGE: i32 = 2;
@@ -37,7 +39,8 @@ pub const NEW_BUGS: i32 = 10;
 /// The in-process driver for the target did not build or start.
 pub const BUILD_FAILED: i32 = 101;
 /// Interrupted (SIGINT/SIGTERM); the best result so far was written (for
-/// directories: finished buckets and their records are kept).
+/// directories: finished buckets and their records are kept). A second
+/// signal stops at once, writing nothing more.
 pub const INTERRUPTED: i32 = 130;
 
 /// (code, meaning) for documentation and `--help`.
@@ -46,10 +49,13 @@ pub const ALL: &[(i32, &str)] = &[
         SUCCESS,
         "reduced and written (with --classify: all files classified; with a directory: every reproducing bucket reduced)",
     ),
-    (INTERNAL, "internal error"),
+    (
+        INTERNAL,
+        "internal error (a bug: one line says where; please report it with the command line)",
+    ),
     (
         USAGE,
-        "bad command line (also --max-time 0, --max-tests 0, a --timeout shorter than the original's run)",
+        "bad command line (also an unknown -s/--sanitizer, --max-time 0, --max-tests 0, a --timeout shorter than the original's run)",
     ),
     (
         NO_CRASH,
@@ -77,6 +83,6 @@ pub const ALL: &[(i32, &str)] = &[
     (BUILD_FAILED, "the in-process driver did not build or start"),
     (
         INTERRUPTED,
-        "interrupted; the best result so far (with a directory: every finished bucket) was kept",
+        "interrupted; the best result so far (with a directory: every finished bucket) was kept; a second Ctrl-C stops at once, writing nothing more",
     ),
 ];

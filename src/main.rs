@@ -1,14 +1,39 @@
 //! `cargo reduce-crash`: parse arguments, call the library, map errors to
 //! exit codes (see `reduce_crash::exit_code`).
 
-use reduce_crash::cli::Cli;
-use reduce_crash::session::report::Reporter;
+use reduce_crash::cli::{panic_hook, Cli};
+use reduce_crash::session::report::{Format, Reporter};
 use reduce_crash::{campaign, exit_code, interrupt, session};
 
 fn main() {
+    // A panic of ours is a bug: exit 1 with one line, whatever thread.
+    panic_hook::install();
     let cli = Cli::from_env();
+    panic_hook::set_json(cli.format() == Format::Json);
+    test_panic();
     let mut reporter = Reporter::new(cli.format(), cli.quiet, cli.color());
     std::process::exit(run(&cli, &mut reporter));
+}
+
+/// TEST HOOK, not for users: `CARGO_REDUCE_CRASH_TEST_PANIC=main` (or any
+/// other non-empty value) panics on the main thread, `=thread` on a helper
+/// thread the main thread waits for, as a bug of ours would, so that
+/// `tests/cli.rs` (`an_internal_panic_is_exit_1_with_one_line`) can check
+/// what a panic looks like from the real binary.
+fn test_panic() {
+    match std::env::var("CARGO_REDUCE_CRASH_TEST_PANIC").as_deref() {
+        Ok("thread") => {
+            let (tx, rx) = std::sync::mpsc::channel::<()>();
+            std::thread::spawn(move || {
+                let _tx = tx;
+                panic!("test panic on a helper thread (CARGO_REDUCE_CRASH_TEST_PANIC)");
+            });
+            // The hook ends the process; this never returns.
+            let _ = rx.recv();
+        }
+        Ok(v) if !v.is_empty() => panic!("test panic (CARGO_REDUCE_CRASH_TEST_PANIC)"),
+        _ => {}
+    }
 }
 
 fn run(cli: &Cli, reporter: &mut Reporter) -> i32 {

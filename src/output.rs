@@ -95,6 +95,12 @@ impl OutputLock {
 /// Opens (creating it if needed) the lock file `path` and takes an exclusive
 /// `flock` on it, calling `waiting` once first if someone else holds it. The
 /// lock lasts as long as the returned file is open.
+///
+/// The wait is a non-blocking attempt every [`LOCK_POLL`], not a blocking
+/// `flock`: Ctrl-C must end it at once ([`Error::Interrupted`]) whichever
+/// thread waits, and a signal interrupts a blocking call only on the thread
+/// that takes it (in a directory run, a worker waits while the signal goes
+/// to the main thread).
 pub(crate) fn lock_exclusive(path: &Path, waiting: impl FnOnce()) -> Result<File> {
     let werr = |source| Error::Write {
         path: path.to_owned(),
@@ -107,23 +113,30 @@ pub(crate) fn lock_exclusive(path: &Path, waiting: impl FnOnce()) -> Result<File
         .open(path)
         .map_err(werr)?;
     let fd = file.as_raw_fd();
-    if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        waiting();
-        loop {
-            if unsafe { libc::flock(fd, libc::LOCK_EX) } == 0 {
-                break;
-            }
-            let err = std::io::Error::last_os_error();
-            if err.kind() != std::io::ErrorKind::Interrupted {
-                return Err(werr(err));
-            }
-            if crate::interrupt::requested() {
-                return Err(Error::Interrupted);
-            }
+    let mut waiting = Some(waiting);
+    loop {
+        if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(file);
         }
+        let err = std::io::Error::last_os_error();
+        match err.kind() {
+            std::io::ErrorKind::WouldBlock => {
+                if let Some(f) = waiting.take() {
+                    f();
+                }
+            }
+            std::io::ErrorKind::Interrupted => {}
+            _ => return Err(werr(err)),
+        }
+        if crate::interrupt::requested() {
+            return Err(Error::Interrupted);
+        }
+        std::thread::sleep(LOCK_POLL);
     }
-    Ok(file)
 }
+
+/// How often a run waiting for a lock tries it again.
+const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// A file as the file system knows it: device and inode. Two paths with the
 /// same key are one file (a hard link, a symbolic link, `./x` and `x`).
@@ -553,6 +566,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    // A second Ctrl-C lets a write that started finish: no temporary file
+    // is left behind (and only verified results are written).
+    let _writing = crate::interrupt::hold();
     let mut tmp = tempfile::Builder::new()
         .prefix(".reduce-crash-")
         .tempfile_in(dir)

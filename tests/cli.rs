@@ -483,6 +483,257 @@ fn sigint_keeps_the_best_result_so_far() {
     assert_reproduces(&output, &original_id, &timeout);
 }
 
+/// Spawns the binary with `args` (cwd: the fixture copy) and forwards its
+/// stdout lines through a channel, to wait for a given message.
+fn spawn_with_lines(
+    args: &[String],
+) -> (
+    std::process::Child,
+    mpsc::Receiver<String>,
+    std::thread::JoinHandle<()>,
+) {
+    let mut child = command(args, &fixture().root).spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    (child, rx, reader)
+}
+
+/// Reads lines into `lines` until one contains `needle`; kills the child
+/// and fails after `limit`.
+fn wait_for_line(
+    child: &mut std::process::Child,
+    rx: &mpsc::Receiver<String>,
+    lines: &mut Vec<String>,
+    needle: &str,
+    limit: Duration,
+) {
+    let deadline = Instant::now() + limit;
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) => {
+                let found = line.contains(needle);
+                lines.push(line);
+                if found {
+                    return;
+                }
+            }
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("never printed {needle}; stdout so far: {lines:?}");
+            }
+        }
+    }
+}
+
+/// (pid, parent pid, process group, state) of every process, from /proc.
+fn processes() -> Vec<(i32, i32, i32, char)> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // `pid (comm) state ppid pgrp …`; comm may hold spaces and parens.
+            let rest = &stat[stat.rfind(')')? + 2..];
+            let mut fields = rest.split(' ');
+            let state = fields.next()?.chars().next()?;
+            let ppid = fields.next()?.parse().ok()?;
+            let pgrp = fields.next()?.parse().ok()?;
+            Some((pid, ppid, pgrp, state))
+        })
+        .collect()
+}
+
+/// A second Ctrl-C while the first one's check of the best result runs (a
+/// hang, running to its 3 s limit) stops at once: exit 130 within a moment,
+/// no result written (it was not verified), no temporary file, and no
+/// driver process left running (drivers are in their own process groups:
+/// the terminal's Ctrl-C does not reach them).
+#[test]
+fn a_second_sigint_stops_at_once_without_writing() {
+    let test = "a_second_sigint_stops_at_once_without_writing";
+    let fx = fixture();
+    let _guard = lock_target("infinite_loop");
+    let data = noisy_with_len(test, b"WAIT\x03", 1000);
+    let artifact = fx.write_artifact("infinite_loop", test, &data);
+    let output = reduced_path(&artifact);
+    // Builds the driver before the clock starts.
+    let original = classify_one(&artifact, None, &["--timeout", "0.3"]);
+    assert_eq!(
+        identity(&original).map(|i| i.0).as_deref(),
+        Some("timeout"),
+        "{original}"
+    );
+
+    let mut args: Vec<String> = vec!["--message-format".into(), "json".into()];
+    args.extend(["--timeout".into(), "3".into()]);
+    args.push(artifact.display().to_string());
+    let args = with_target_dir(&args);
+    let started = Instant::now();
+    let (mut child, rx, reader) = spawn_with_lines(&args);
+    let pid = child.id() as i32;
+
+    // The process groups of the run's children (its drivers), as they come.
+    let groups = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
+    let watching = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let watcher = {
+        let (groups, watching) = (groups.clone(), watching.clone());
+        std::thread::spawn(move || {
+            while watching.load(std::sync::atomic::Ordering::SeqCst) {
+                // Drivers lead their own groups (cargo, a child too, does not).
+                for (child, ppid, pgrp, _) in processes() {
+                    if ppid == pid && pgrp == child {
+                        groups.lock().unwrap().insert(pgrp);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    };
+
+    let mut lines = Vec::new();
+    wait_for_line(&mut child, &rx, &mut lines, "\"reduce-started\"", RUN_LIMIT);
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0, "kill(SIGINT)");
+    wait_for_line(
+        &mut child,
+        &rx,
+        &mut lines,
+        "stopping: checking the best result in a fresh process",
+        Duration::from_secs(60),
+    );
+    // Well inside the check's 3 s hang.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0, "kill(SIGINT)");
+    let sent = Instant::now();
+    let run = finish_without_stdout(child, args.clone(), started);
+    let stop_latency = sent.elapsed();
+    watching.store(false, std::sync::atomic::Ordering::SeqCst);
+    watcher.join().unwrap();
+    reader.join().unwrap();
+    lines.extend(rx.try_iter());
+    let run = common::Run {
+        stdout: lines.join("\n"),
+        ..run
+    };
+
+    run.assert_no_panic();
+    run.assert_code(130);
+    assert!(
+        stop_latency < Duration::from_millis(1500),
+        "took {stop_latency:?} to stop after the second SIGINT\n{}",
+        run.describe()
+    );
+    assert!(
+        run.stderr.contains("interrupted again"),
+        "no note on stderr\n{}",
+        run.describe()
+    );
+    // Nothing unverified written, no temporary left behind.
+    assert!(
+        !output.exists(),
+        "a result was written after the second SIGINT\n{}",
+        run.describe()
+    );
+    assert!(
+        stray_temporaries(&fx.artifact_dir("infinite_loop")).is_empty(),
+        "stray temporaries left behind"
+    );
+    assert_unmodified(&artifact, &data);
+    // No process of the drivers' groups runs on (a killed one may linger as
+    // a zombie until it is reaped).
+    let groups = groups.lock().unwrap().clone();
+    assert!(!groups.is_empty(), "no driver was ever seen");
+    let left = || -> Vec<(i32, i32, i32, char)> {
+        processes()
+            .into_iter()
+            .filter(|p| groups.contains(&p.2) && p.3 != 'Z')
+            .collect()
+    };
+    let exited = Instant::now();
+    while !left().is_empty() || !infinite_loop_drivers().is_empty() {
+        assert!(
+            exited.elapsed() < Duration::from_millis(500),
+            "still running after the run stopped: {:?} {:?}",
+            left(),
+            infinite_loop_drivers()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Ctrl-C while waiting for another run that writes the same output (its
+/// lock, taken here the way a run takes it) stops at once: exit 130,
+/// nothing written.
+#[test]
+fn sigint_while_waiting_for_the_output_lock_stops_at_once() {
+    let test = "sigint_while_waiting_for_the_output_lock_stops_at_once";
+    let fx = fixture();
+    let _guard = lock_target("unwrap");
+    let data = noisy(test, b"KEY=;");
+    let artifact = fx.write_artifact("unwrap", test, &data);
+    let output = reduced_path(&artifact);
+    let held = reduce_crash::output::OutputLock::acquire(&output, || {
+        panic!("nobody else writes {}", output.display())
+    })
+    .unwrap();
+
+    let mut args: Vec<String> = vec!["--message-format".into(), "json".into()];
+    args.push(artifact.display().to_string());
+    let args = with_target_dir(&args);
+    let started = Instant::now();
+    let (mut child, rx, reader) = spawn_with_lines(&args);
+    let pid = child.id() as i32;
+    let mut lines = Vec::new();
+    wait_for_line(
+        &mut child,
+        &rx,
+        &mut lines,
+        "waiting for another cargo reduce-crash run",
+        RUN_LIMIT,
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0, "kill(SIGINT)");
+    let sent = Instant::now();
+    let stopped = loop {
+        if child.try_wait().unwrap().is_some() {
+            break true;
+        }
+        if sent.elapsed() > Duration::from_secs(5) {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let stop_latency = sent.elapsed();
+    // Let a run that did not stop go on, so that it ends.
+    drop(held);
+    let run = finish_without_stdout(child, args.clone(), started);
+    reader.join().unwrap();
+    lines.extend(rx.try_iter());
+    let run = common::Run {
+        stdout: lines.join("\n"),
+        ..run
+    };
+    assert!(
+        stopped && stop_latency < Duration::from_secs(1),
+        "still waiting for the lock {stop_latency:?} after SIGINT\n{}",
+        run.describe()
+    );
+    run.assert_no_panic();
+    run.assert_code(130);
+    assert!(!output.exists(), "{}", run.describe());
+    assert!(
+        stray_temporaries(&fx.artifact_dir("unwrap")).is_empty(),
+        "stray temporaries left behind"
+    );
+}
+
 /// `finish` for a child whose stdout is read elsewhere.
 fn finish_without_stdout(
     mut child: std::process::Child,
@@ -574,6 +825,87 @@ fn check_error_run(run: &common::Run, code: i32, mentions: &[&str]) {
 
 fn strs(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
+}
+
+/// A panic of the tool itself (here the test hook
+/// `CARGO_REDUCE_CRASH_TEST_PANIC`, on the main thread and on a helper
+/// thread) is exit 1, the README's "internal error", with one line naming
+/// where and asking for a report; no backtrace, and in JSON mode an `error`
+/// object too.
+#[test]
+fn an_internal_panic_is_exit_1_with_one_line() {
+    let fx = fixture();
+    let p = fx
+        .artifact_dir("unwrap")
+        .join("crash-an_internal_panic")
+        .display()
+        .to_string();
+    for (place, json) in [("main", false), ("thread", false), ("main", true)] {
+        let mut args = vec![];
+        if json {
+            args.extend(["--message-format".to_owned(), "json".to_owned()]);
+        }
+        args.push(p.clone());
+        let started = Instant::now();
+        let child = command(&args, &fx.root)
+            .env("CARGO_REDUCE_CRASH_TEST_PANIC", place)
+            .spawn()
+            .unwrap();
+        let run = finish(child, args.clone(), started, Duration::from_secs(60));
+        check_error_run(&run, 1, &["internal error at src/", "please report it"]);
+        assert_eq!(
+            run.stderr.lines().count(),
+            1,
+            "one line on stderr ({place})\n{}",
+            run.describe()
+        );
+        let line = run.error_lines()[0];
+        let at = line["error: internal error at ".len()..]
+            .split(": ")
+            .next()
+            .unwrap();
+        assert!(
+            at.starts_with("src/") && at.split(':').count() == 3,
+            "no file:line:column in {line:?}"
+        );
+        assert!(line.contains("test panic"), "{line}");
+        if json {
+            let err = run.message("error");
+            assert_eq!(err["exit_code"], 1, "{err}");
+            assert_eq!(format!("error: {}", err["message"].as_str().unwrap()), line);
+        } else {
+            assert!(run.stdout.trim().is_empty(), "{}", run.describe());
+        }
+    }
+}
+
+/// `-s` takes cargo-fuzz's sanitizers only: a typo is a bad command line
+/// (exit 2, the valid values listed), refused before any build.
+#[test]
+fn a_misspelt_sanitizer_is_a_bad_command_line() {
+    let fx = fixture();
+    let artifact = fx.write_artifact("unwrap", "misspelt_sanitizer", b"KEY=;");
+    let args = with_target_dir(&["-s", "adress", &artifact.display().to_string()]);
+    let started = Instant::now();
+    let child = command(&args, &fx.root).spawn().unwrap();
+    let run = finish(child, args.clone(), started, RUN_LIMIT);
+    run.assert_code(2).assert_no_panic();
+    assert_eq!(run.error_lines().len(), 1, "{}", run.describe());
+    assert!(
+        run.error_lines()[0].contains("adress"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.stderr.contains("address, leak, memory, thread, none"),
+        "the valid values are not listed\n{}",
+        run.describe()
+    );
+    assert!(
+        !run.stderr.contains("Building") && run.elapsed < Duration::from_secs(5),
+        "not refused before the build\n{}",
+        run.describe()
+    );
 }
 
 #[test]

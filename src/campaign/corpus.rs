@@ -270,7 +270,15 @@ fn lock_dir(dir: &Path, wait: bool) -> Option<std::fs::File> {
     } else {
         libc::LOCK_EX | libc::LOCK_NB
     };
-    (unsafe { libc::flock(file.as_raw_fd(), mode) } == 0).then_some(file)
+    loop {
+        if unsafe { libc::flock(file.as_raw_fd(), mode) } == 0 {
+            return Some(file);
+        }
+        // Signals interrupt a blocking flock (no SA_RESTART): try again.
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return None;
+        }
+    }
 }
 
 /// Swaps the directories `a` and `b` in one step (`renameat2` with

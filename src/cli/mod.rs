@@ -8,6 +8,8 @@
 // placeholder as in every cargo command's help, not HTML.
 #![allow(rustdoc::invalid_html_tags)]
 
+pub mod panic_hook;
+
 use crate::campaign::CampaignOptions;
 use crate::exit_code;
 use crate::grammar::reduce::TreeStrategy;
@@ -35,6 +37,10 @@ pub enum MessageFormat {
     Human,
     Json,
 }
+
+/// `-s/--sanitizer`'s values: cargo-fuzz 0.13's (its `Sanitizer` enum), so
+/// that a typo is a bad command line, not a failed build.
+const SANITIZERS: [&str; 5] = ["address", "leak", "memory", "thread", "none"];
 
 fn exit_codes_help() -> String {
     let mut s = String::from("Exit codes:\n");
@@ -230,7 +236,7 @@ pub struct Cli {
     pub no_default_features: bool,
 
     /// Sanitizer: address (cargo fuzz's default: the target is built as `cargo fuzz build` builds it, with a nightly toolchain, the active one or `nightly` through rustup), leak, memory, thread, or none (a build without a sanitizer, on any toolchain).
-    #[arg(long, short = 's', value_name = "SANITIZER")]
+    #[arg(long, short = 's', value_name = "SANITIZER", value_parser = SANITIZERS)]
     pub sanitizer: Option<String>,
 
     /// Start a new driver after every crash instead of forking a fresh child (for comparisons).

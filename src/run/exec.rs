@@ -138,6 +138,10 @@ struct Driver {
     /// driver itself.
     runner: u32,
     fork_server: bool,
+    /// Its process group, for a second Ctrl-C to kill ([`interrupt`]).
+    ///
+    /// [`interrupt`]: crate::interrupt
+    group: crate::interrupt::Group,
 }
 
 /// A fork server's report that its child died.
@@ -752,10 +756,14 @@ impl Driver {
                 Ok(())
             });
         }
+        // A second Ctrl-C waits until the new driver's group is known.
+        let starting = crate::interrupt::hold();
         let mut child = cmd.spawn().map_err(|source| ExecError::Spawn {
             path: config.program.clone(),
             source,
         })?;
+        let group = crate::interrupt::Group::register(child.id() as i32);
+        drop(starting);
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr_pipe = child.stderr.take().expect("piped stderr");
@@ -770,6 +778,7 @@ impl Driver {
             stderr_thread: Some(stderr_thread),
             runner: 0,
             fork_server: false,
+            group,
         };
         let fail = |driver: &mut Driver, detail: String| {
             driver.kill();
@@ -850,7 +859,9 @@ impl Driver {
             libc::kill(-pid, libc::SIGKILL);
         }
         let _ = self.child.kill();
-        let _ = self.child.wait();
+        if self.child.wait().is_ok() {
+            self.group.release();
+        }
         if let Some(t) = self.stderr_thread.take() {
             let _ = t.join();
         }
@@ -867,6 +878,7 @@ impl Driver {
         loop {
             match self.child.try_wait() {
                 Ok(Some(st)) => {
+                    self.group.release();
                     if let Some(t) = self.stderr_thread.take() {
                         let _ = t.join();
                     }
@@ -1014,6 +1026,8 @@ fn drain_stderr(mut pipe: impl Read, tail: Arc<Mutex<VecDeque<u8>>>) {
     let mut buf = [0u8; 8192];
     loop {
         match pipe.read(&mut buf) {
+            // A signal landed on this thread (handlers run without SA_RESTART).
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Ok(0) | Err(_) => return,
             Ok(n) => {
                 if let Ok(mut t) = tail.lock() {
