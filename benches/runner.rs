@@ -27,14 +27,8 @@ use reduce_crash::run::project::FuzzProject;
 use std::time::{Duration, Instant};
 
 fn executor(program: &std::path::Path) -> Executor {
-    Executor::new(ExecConfig {
-        program: program.to_owned(),
-        timeout: Duration::from_secs(5),
-        rss_limit_mb: 2048,
-        malloc_limit_mb: 0,
-        fork_server: true,
-    })
-    .expect("driver starts")
+    Executor::new(ExecConfig::new(program.to_owned(), Duration::from_secs(5)))
+        .expect("driver starts")
 }
 
 fn inputs(n: usize, first: u8) -> Vec<Vec<u8>> {

@@ -106,6 +106,14 @@ pub struct CrashOracle<'a> {
     when_slow: Option<(usize, Duration)>,
     /// Wall time and count of the candidates `exec` ran alone (for `when_slow`).
     alone: (Duration, u64),
+    /// `exec`'s hang sampling, put back when the reduction ends.
+    hang_samples: usize,
+}
+
+impl Drop for CrashOracle<'_> {
+    fn drop(&mut self) {
+        self.exec.set_hang_samples(self.hang_samples);
+    }
 }
 
 /// Why the oracle stopped answering.
@@ -124,7 +132,11 @@ impl<'a> CrashOracle<'a> {
         mode: MatchMode,
         original: &[u8],
     ) -> Self {
+        // A hang's place is not part of the identity: no time on it.
+        let hang_samples = exec.config().hang_samples;
+        exec.set_hang_samples(0);
         CrashOracle {
+            hang_samples,
             exec,
             expected,
             mode,

@@ -428,14 +428,21 @@ pub fn hang_function(stacks: &[Vec<u64>], symbolizer: &mut Symbolizer) -> Option
                 .flat_map(|&o| symbolizer.frames_qualified(o))
                 .filter(|f| !f.is_runtime())
                 .filter_map(|f| f.function.as_deref().map(without_generics))
+                // A closure's line-table name (`{closure#0}`) names no place.
+                .filter(|name| !name.starts_with('{'))
                 .collect()
         })
         .collect();
-    let first = names.first()?;
-    // The common part, from the outermost frame in.
+    innermost_common(&names)
+}
+
+/// The innermost name on every one of `stacks` (innermost first) at the
+/// same depth counted from the outermost frame.
+fn innermost_common(stacks: &[Vec<String>]) -> Option<String> {
+    let first = stacks.first()?;
     let common = (0..first.len())
         .take_while(|&i| {
-            names
+            stacks
                 .iter()
                 .all(|n| n.len() > i && n[n.len() - 1 - i] == first[first.len() - 1 - i])
         })
@@ -841,6 +848,27 @@ SUMMARY: AddressSanitizer: heap-buffer-overflow /tmp/exp/demo/src/lib.rs:7:13 in
             sig.to_string(),
             "heap-buffer-overflow at /tmp/exp/demo/src/lib.rs:7:13 in demo::check (AddressSanitizer)"
         );
+    }
+
+    #[test]
+    fn a_hang_is_the_innermost_call_on_every_sample() {
+        let s = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        // A loop in `scan` calling helpers: whichever helper a sample caught.
+        let samples = [
+            s(&["eat_space", "scan", "parse", "target"]),
+            s(&["scan", "parse", "target"]),
+            s(&["eat_eol", "handler", "scan", "parse", "target"]),
+        ];
+        assert_eq!(innermost_common(&samples).as_deref(), Some("scan"));
+        // One sample: its innermost.
+        assert_eq!(
+            innermost_common(&samples[..1]).as_deref(),
+            Some("eat_space")
+        );
+        // Nothing in common, or nothing at all: no place.
+        assert_eq!(innermost_common(&[s(&["a"]), s(&["b"])]), None);
+        assert_eq!(innermost_common(&[]), None);
+        assert_eq!(innermost_common(&[s(&[])]), None);
     }
 
     #[test]

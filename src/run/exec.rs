@@ -61,6 +61,10 @@ pub struct ExecConfig {
     /// Restart after a death by forking the driver's clean state (the
     /// default) instead of starting a new driver process.
     pub fork_server: bool,
+    /// Stacks sampled from an input that passes its deadline, to name the
+    /// hang's place ([`crash_report::hang_function`]); 0: none (a reduction,
+    /// whose identity does not use it, saves their time).
+    pub hang_samples: usize,
 }
 
 impl ExecConfig {
@@ -72,6 +76,7 @@ impl ExecConfig {
             rss_limit_mb: 2048,
             malloc_limit_mb: 0,
             fork_server: true,
+            hang_samples: HANG_SAMPLES,
         }
     }
 }
@@ -190,6 +195,11 @@ impl Executor {
         self.config.timeout = timeout;
     }
 
+    /// How many stacks a hang is sampled for ([`ExecConfig::hang_samples`]).
+    pub fn set_hang_samples(&mut self, n: usize) {
+        self.config.hang_samples = n;
+    }
+
     /// Answer inputs of typed targets that decode to an already-run value
     /// from the cache instead of running them. Off by default: reproducing
     /// an artifact must run it every time.
@@ -240,7 +250,7 @@ impl Executor {
         let mut sig = Signature::new(CrashKind::Timeout);
         let mut stacks = Vec::new();
         let mut in_step = true;
-        while self.hang_stacks && stacks.len() < HANG_SAMPLES {
+        while self.hang_stacks && stacks.len() < self.config.hang_samples {
             if !stacks.is_empty() {
                 std::thread::sleep(HANG_SAMPLE_GAP);
             }
@@ -1090,9 +1100,11 @@ const MAX_STACK: usize = 64;
 /// How long the driver's hang handler has to answer.
 const HANG_STACK_WAIT: Duration = Duration::from_millis(500);
 
-/// Stacks sampled from a hang, and the time between two samples.
-const HANG_SAMPLES: usize = 3;
-const HANG_SAMPLE_GAP: Duration = Duration::from_millis(5);
+/// Stacks sampled from a hang by default, and the time between two: over
+/// about 0.2 s, so that a function the hanging loop calls and returns from
+/// is rarely on every sample.
+const HANG_SAMPLES: usize = 12;
+const HANG_SAMPLE_GAP: Duration = Duration::from_millis(15);
 
 /// Buffered reads from the driver's protocol pipe with a deadline.
 struct FrameReader {

@@ -96,11 +96,9 @@ impl RunningTarget {
         build.coverage = opts.coverage;
         let built = driver::build(&project, name, &build)?;
         let exec = Executor::new(ExecConfig {
-            program: built.binary,
-            timeout: opts.timeout,
             rss_limit_mb: opts.rss_limit_mb,
             malloc_limit_mb: opts.malloc_limit_mb,
-            fork_server: true,
+            ..ExecConfig::new(built.binary, opts.timeout)
         })?;
         Ok(RunningTarget {
             project,

@@ -214,11 +214,10 @@ pub fn build_driver(
 /// checking originals).
 pub fn start_driver(opts: &Options, binary: &Path) -> Result<Executor> {
     Ok(Executor::new(ExecConfig {
-        program: binary.to_owned(),
-        timeout: check_timeout(opts),
         rss_limit_mb: opts.rss_limit_mb,
         malloc_limit_mb: opts.malloc_limit_mb,
         fork_server: opts.fork_server,
+        ..ExecConfig::new(binary.to_owned(), check_timeout(opts))
     })?)
 }
 
