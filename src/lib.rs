@@ -13,16 +13,41 @@
 //!
 //! Shared by all: `error`, `exit_code`, `input` (reading only regular files),
 //! `output` (where a run may write, atomic writes, locks), `interrupt`.
+//!
+//! Linux only. The `cli` feature (on by default) is the command line; with
+//! `default-features = false` the library stands alone, for shrinking a
+//! mutation fuzzer's population or post-processing corpora:
+//! [`reduce::shrink::Shrinker`] shrinks any input under a predicate,
+//! [`run::target::RunningTarget`] runs a fuzz target in its driver, and
+//! [`reduce::oracle::Oracle`] is the interface every reducer works against.
 
+// Elsewhere, one sentence and nothing more: every module is Linux's.
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "cargo-reduce-crash runs fuzz targets on Linux only (its driver uses /proc, personality(2) and memfd): use it in a Linux container or VM"
+);
+
+#[cfg(target_os = "linux")]
 pub mod campaign;
+#[cfg(all(target_os = "linux", feature = "cli"))]
 pub mod cli;
+#[cfg(target_os = "linux")]
 pub mod error;
+#[cfg(target_os = "linux")]
 pub mod exit_code;
+#[cfg(target_os = "linux")]
 pub mod grammar;
+#[cfg(target_os = "linux")]
 pub mod input;
+#[cfg(target_os = "linux")]
 pub mod interrupt;
+#[cfg(target_os = "linux")]
 pub mod output;
+#[cfg(target_os = "linux")]
 pub mod reduce;
+#[cfg(target_os = "linux")]
 pub mod run;
+#[cfg(target_os = "linux")]
 pub mod session;
+#[cfg(target_os = "linux")]
 pub mod triage;

@@ -469,7 +469,7 @@ mod properties {
             .filter(|&b| b == target)
             .count()
             .min(1 + pick % 2);
-        let use_mystery = pick % 5 == 0 && eval_mystery(input.as_bytes());
+        let use_mystery = pick.is_multiple_of(5) && eval_mystery(input.as_bytes());
         move |c: &[u8]| {
             if use_mystery {
                 return eval_mystery(c);

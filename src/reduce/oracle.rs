@@ -10,6 +10,42 @@
 //! [`Cached`] sits in front of any oracle: repeated candidates are answered
 //! from memory and counted separately, the way the Fuzzing Book's
 //! `CachingReducer` counts `tests`.
+//!
+//! Any `FnMut(&[E]) -> bool` is an oracle; a type of one's own can say
+//! more (here: that it stops after a budget). Either runs any reducer:
+//!
+//! ```
+//! use reduce_crash::reduce::ddmin::ddmin;
+//! use reduce_crash::reduce::oracle::{Cached, Oracle};
+//!
+//! /// Interesting while the tokens still hold both `(` and `)`, for at
+//! /// most `left` more tests.
+//! struct Parens {
+//!     left: u32,
+//! }
+//!
+//! impl Oracle<&'static str> for Parens {
+//!     fn test(&mut self, candidate: &[&'static str]) -> bool {
+//!         if self.left == 0 {
+//!             return false;
+//!         }
+//!         self.left -= 1;
+//!         candidate.contains(&"(") && candidate.contains(&")")
+//!     }
+//!
+//!     fn exhausted(&self) -> bool {
+//!         self.left == 0
+//!     }
+//! }
+//!
+//! let tokens = ["let", "x", "=", "f", "(", "1", ",", "2", ")", ";"];
+//! let mut oracle = Cached::new(Parens { left: 1_000 });
+//! assert_eq!(ddmin(&tokens, &mut oracle), ["(", ")"]);
+//!
+//! // A closure is an oracle too.
+//! let mut even = |c: &[u8]| c.iter().filter(|&&b| b == b'x').count() == 2;
+//! assert!(even.test(b"axbxc"));
+//! ```
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};

@@ -187,7 +187,7 @@ mod tests {
         ) {
             let count = |c: &[u8]| c.iter().filter(|&&b| b == b'X').count();
             let want = count(&input).min(keep);
-            let ok = move |c: &[u8]| count(c) >= want && c.len() % 3 == 0 || c.len() >= 40;
+            let ok = move |c: &[u8]| count(c) >= want && c.len().is_multiple_of(3) || c.len() >= 40;
             prop_assume!(ok(&input));
             let mut rec = Recorder::new(ok);
             let out = delete_spans(&input, &mut rec);

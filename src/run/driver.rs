@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-const SHIM_MANIFEST: &str = include_str!("../../templates/driver/shim/Cargo.toml");
+const SHIM_MANIFEST: &str = include_str!("../../templates/driver/shim/Cargo.toml.in");
 const SHIM_FILES: &[(&str, &str)] = &[
     (
         "build.rs",

@@ -9,19 +9,36 @@
 //! driver of one cargo-fuzz target, with its restarts, timeouts and memory
 //! limits, behind three methods.
 //!
-//! ```no_run
+//! The bundled example's target (`example/fuzz`, an INI parser), its
+//! crash shrunk while it crashes the same way, then an input that passes
+//! shrunk while it keeps its coverage:
+//!
+//! ```
 //! use reduce_crash::reduce::shrink::Shrinker;
+//! use reduce_crash::run::outcome::{MatchMode, Outcome};
 //! use reduce_crash::run::target::{RunningTarget, TargetOptions};
 //! use std::path::Path;
 //!
+//! let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("example/fuzz");
+//! # let mut opts = TargetOptions { coverage: true, ..TargetOptions::default() };
+//! # // The drivers the integration tests build, to build once.
+//! # opts.build.target_dir = Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tmp/fixture-driver"));
+//! # /*
 //! let opts = TargetOptions { coverage: true, ..TargetOptions::default() };
-//! let mut target = RunningTarget::open(Path::new("fuzz"), "parse", &opts)?;
-//! let input = std::fs::read("fuzz/corpus/parse/seed1")?;
-//! let (_, features) = target.coverage(&input)?;
+//! # */
+//! let mut target = RunningTarget::open(&example, "parse", &opts)?;
+//!
+//! let crash = b"[server]\nhost = example.org\nmotd = \"hello # there\n";
+//! let Outcome::Crash(signature) = target.run(crash)? else { panic!("the example's bug") };
+//! let shrunk = Shrinker::new().shrink(crash, target.same_crash(&signature, MatchMode::Location));
+//! assert_eq!(shrunk.input.len(), 3); // `a="`: an unterminated quote
+//!
+//! let input = b"  [section one]\n; a comment\nkey = \"quoted\" \nother = plain # c\n";
+//! let (_, features) = target.coverage(input)?;
 //! let shrunk = Shrinker::new()
 //!     .max_tests(2_000)
-//!     .shrink(&input, target.keeps_features(&features.unwrap()));
-//! println!("{} -> {} bytes", input.len(), shrunk.input.len());
+//!     .shrink(input, target.keeps_features(&features.unwrap()));
+//! assert!(shrunk.input.len() < input.len());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -7,7 +7,32 @@
 
 use crate::run::outcome::{Outcome, Signature};
 use anstyle::{AnsiColor, Style};
+#[cfg(feature = "cli")]
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+#[cfg(not(feature = "cli"))]
+use no_bar::ProgressBar;
+
+/// Without the `cli` feature (no indicatif) no progress is drawn: this
+/// stands in for the bar that is then never made.
+#[cfg(not(feature = "cli"))]
+mod no_bar {
+    pub enum ProgressBar {}
+
+    impl ProgressBar {
+        pub fn suspend(&self, _: impl FnOnce()) {
+            match *self {}
+        }
+        pub fn set_message(&self, _: String) {
+            match *self {}
+        }
+        pub fn inc(&self, _: u64) {
+            match *self {}
+        }
+        pub fn finish_and_clear(&self) {
+            match *self {}
+        }
+    }
+}
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -319,6 +344,16 @@ impl Reporter {
             bar.set_message(message);
             return;
         }
+        self.bar = self.new_bar(verb, len, message);
+    }
+
+    #[cfg(not(feature = "cli"))]
+    fn new_bar(&self, _: &str, _: Option<u64>, _: String) -> Option<ProgressBar> {
+        None
+    }
+
+    #[cfg(feature = "cli")]
+    fn new_bar(&self, verb: &str, len: Option<u64>, message: String) -> Option<ProgressBar> {
         let template = match len {
             Some(_) => "{prefix} [{bar:30}] {pos}/{len} {msg}, {elapsed}",
             None => "{prefix} {msg}",
@@ -332,7 +367,7 @@ impl Reporter {
         bar.set_prefix(self.paint(GREEN, &format!("{verb:>12}")));
         bar.set_message(message);
         bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(10));
-        self.bar = Some(bar);
+        Some(bar)
     }
 
     /// A reduction's progress: the pass, best size so far, tests, tests
