@@ -6,12 +6,21 @@
 //! or bytes of all, all at once or not) and how many lines only crashing
 //! inputs ran (or why none).
 //!
-//! Two parts:
+//! Three parts:
 //! - `typed`: the `buggy` fixture's typed targets on the artifacts a real
 //!   libFuzzer run found from random 4 KB inputs (the `vs_tmin` bench's
 //!   typed rows);
 //! - `realworld`: the real-world bench's small ordinary crashes (its deep
-//!   nests and timeouts get no explanation: over 1 KB, or a timeout).
+//!   nests and timeouts get no explanation: over 1 KB, or a timeout);
+//! - `kinds`: the ASan fixtures' artifacts, one of every kind of crash
+//!   (sanitizer reports that end the process, a stack overflow, an
+//!   out-of-memory, a panic, a timeout, a 4 KB input that crashes on nearly
+//!   every candidate): the explanation runs on every call, so it is
+//!   measured on every kind.
+//!
+//! The explanation nobody asked for may take as long as the reduction did
+//! (at least 0.1 s, at most 2 s): each row gives both, and the summary how
+//! many rows kept to it.
 //!
 //! Every run uses the default build (`cargo fuzz build`'s, nightly with
 //! AddressSanitizer, which has the coverage counters the lines need); one
@@ -52,24 +61,35 @@ struct Row {
     same: bool,
     plain_secs: f64,
     explained_secs: f64,
+    /// The reduction's own time (`elapsed_secs` of the explained run).
+    reduction_secs: f64,
     explanation: serde_json::Value,
+}
+
+/// What an explanation nobody asked for may take after a reduction of
+/// `reduction` seconds (`session::explain::default_time`).
+fn allowed(reduction: f64) -> f64 {
+    reduction.clamp(0.1, 2.0)
 }
 
 fn main() {
     let part = std::env::var("EXPLAIN_PART").unwrap_or_default();
-    if !matches!(part.as_str(), "" | "typed" | "realworld") {
-        eprintln!("error: EXPLAIN_PART must be `typed` or `realworld` (or unset for both)");
+    if !matches!(part.as_str(), "" | "typed" | "realworld" | "kinds") {
+        eprintln!("error: EXPLAIN_PART must be `typed`, `realworld` or `kinds` (or unset for all)");
         std::process::exit(2);
     }
     let tmp = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-explain");
     let _ = fs::remove_dir_all(&tmp);
     fs::create_dir_all(&tmp).expect("scratch dir");
     let mut rows = Vec::new();
-    if part != "realworld" {
+    if part.is_empty() || part == "typed" {
         typed_rows(&tmp, &mut rows);
     }
-    if part != "typed" {
+    if part.is_empty() || part == "realworld" {
         realworld_rows(&tmp, &mut rows);
+    }
+    if part.is_empty() || part == "kinds" {
+        kind_rows(&tmp, &mut rows);
     }
     report(&rows);
 }
@@ -81,6 +101,7 @@ fn measure(
     fuzz_dir: &Path,
     target: &str,
     artifact: &Path,
+    libfuzzer: &[&str],
     tmp: &Path,
 ) -> Option<Row> {
     let run = |extra: &[&str], out: &Path| {
@@ -94,6 +115,9 @@ fn measure(
             .arg(out)
             .args(["--message-format", "json", "-q"])
             .args(extra);
+        if !libfuzzer.is_empty() {
+            cmd.arg("--").args(libfuzzer);
+        }
         common::run_limited(cmd, tmp, RUN_LIMIT)
     };
     let file = label.replace('/', "-");
@@ -127,6 +151,7 @@ fn measure(
         same: a == b,
         plain_secs: plain.secs,
         explained_secs: explained.secs,
+        reduction_secs: v["elapsed_secs"].as_f64().unwrap_or(0.0),
         explanation: v["explanation"].clone(),
     })
 }
@@ -165,6 +190,7 @@ fn typed_rows(tmp: &Path, rows: &mut Vec<Row>) {
                 &fuzz_dir,
                 t,
                 &artifact,
+                &[],
                 tmp,
             ));
         }
@@ -189,6 +215,62 @@ fn realworld_rows(tmp: &Path, rows: &mut Vec<Row>) {
             &fuzz_dir,
             target,
             &artifact,
+            &[],
+            tmp,
+        ));
+    }
+}
+
+/// The ASan fixtures' artifacts: every kind of crash (and a timeout).
+fn kind_rows(tmp: &Path, rows: &mut Vec<Row>) {
+    const KINDS: &[(&str, &str, &[&str])] = &[
+        (
+            "heap_overflow",
+            "crash-5cdf52e59b8f815ac132c2537e5e3d1cae110827",
+            &[],
+        ),
+        (
+            "use_after_free",
+            "crash-d94ca19c8cc057998b0e1a9316885931902c1320",
+            &[],
+        ),
+        (
+            "deep_nesting",
+            "crash-076821cefe2f9be297eb1fb480fa21ff554027c3",
+            &[],
+        ),
+        (
+            "trusted_length",
+            "oom-97c3a96eb23660776c36f5f46fd9513597b54781",
+            &[],
+        ),
+        ("most_asan", "generated-4096.bin", &[]),
+        (
+            "index_panic",
+            "crash-f03277c9d061b7f60f641fcc9168fadd73c4a448",
+            &[],
+        ),
+        (
+            "slow_loop",
+            "timeout-1b9e42d7eef5257c6ba07996fc79fa410d95d2d5",
+            &["-timeout=2"],
+        ),
+    ];
+    let copy = common::stable_copy("tests/fixtures/asan", "explain-asan");
+    let fuzz_dir = copy.join("fuzz");
+    for (target, file, libfuzzer) in KINDS {
+        let dir = fuzz_dir.join("artifacts").join(target);
+        fs::create_dir_all(&dir).expect("artifacts dir");
+        let artifact = dir.join(file);
+        fs::copy(copy.join("found").join(target).join(file), &artifact).expect("copy artifact");
+        warm_up(&fuzz_dir, target, &artifact, tmp);
+        rows.extend(measure(
+            "kinds",
+            format!("{target}/{file}"),
+            &fuzz_dir,
+            target,
+            &artifact,
+            libfuzzer,
             tmp,
         ));
     }
@@ -239,20 +321,29 @@ fn lines(e: &serde_json::Value) -> String {
 
 fn report(rows: &[Row]) {
     println!(
-        "| part | artifact | result B | same result | --no-explain s | explained s | explanation s | tests | free | lines only crashing inputs ran |"
+        "| part | artifact | result B | same result | --no-explain s | explained s | reduction s | explanation s | tests | free | lines only crashing inputs ran |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         let e = &r.explanation;
         println!(
-            "| {} | {} | {} | {} | {:.2} | {:.2} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {} |",
             r.part,
             r.label,
             r.result_len,
             if r.same { "yes" } else { "**no**" },
             r.plain_secs,
             r.explained_secs,
-            e["secs"].as_f64().map_or("—".into(), |s| format!("{s:.2}")),
+            r.reduction_secs,
+            e["secs"].as_f64().map_or("—".into(), |s| {
+                // Over what it may take (its last test in flight aside).
+                let over = s > allowed(r.reduction_secs) + 0.02;
+                format!(
+                    "{}{s:.2}{}",
+                    if over { "**" } else { "" },
+                    if over { "**" } else { "" }
+                )
+            }),
             e["tests"].as_u64().map_or("—".into(), |t| t.to_string()),
             verdicts(e),
             if e.is_null() {
@@ -262,7 +353,7 @@ fn report(rows: &[Row]) {
             },
         );
     }
-    for part in ["typed", "realworld"] {
+    for part in ["typed", "realworld", "kinds"] {
         let of: Vec<&Row> = rows.iter().filter(|r| r.part == part).collect();
         if of.is_empty() {
             continue;
@@ -282,8 +373,25 @@ fn report(rows: &[Row]) {
                     .is_some_and(|l| !l.is_empty())
             })
             .count();
+        let within = of
+            .iter()
+            .filter(|r| {
+                r.explanation["secs"]
+                    .as_f64()
+                    .is_none_or(|s| s <= allowed(r.reduction_secs) + 0.02)
+            })
+            .count();
+        let untried = of
+            .iter()
+            .filter(|r| {
+                r.explanation["parts"]
+                    .as_array()
+                    .is_some_and(|p| p.iter().any(|p| p["verdict"] == "untried"))
+            })
+            .count();
         println!(
-            "\n- {part}: {} artifacts; same result with and without the explanation: {same}/{}; median explanation time {own:.2} s; median whole-command time added {added:.2} s; lines listed for {with_lines}/{}.",
+            "\n- {part}: {} artifacts; same result with and without the explanation: {same}/{}; median explanation time {own:.2} s; median whole-command time added {added:.2} s; explanation within the reduction's time (at least 0.1 s): {within}/{}; with parts untried: {untried}; lines listed for {with_lines}/{}.",
+            of.len(),
             of.len(),
             of.len(),
             of.len()

@@ -93,21 +93,6 @@ fn doors_built() -> &'static (PathBuf, PathBuf) {
     })
 }
 
-/// Runs the binary with the default build (`cargo fuzz build`'s own) in
-/// `cwd`, in the project's own target directory.
-fn run_default<S: AsRef<std::ffi::OsStr>>(args: &[S], cwd: &Path) -> Run {
-    let started = Instant::now();
-    let strings: Vec<String> = args
-        .iter()
-        .map(|a| a.as_ref().to_string_lossy().into_owned())
-        .collect();
-    let child = command_as_is(args, cwd)
-        .env_remove("CARGO_TARGET_DIR")
-        .spawn()
-        .unwrap();
-    finish(child, strings, started, RUN_LIMIT)
-}
-
 /// `/abs/root/src/lib.rs:3:9` → `src/lib.rs:3:9` (as the judge says it).
 fn relative_to(root: &Path, loc: &str) -> String {
     let root = root.canonicalize().unwrap();
@@ -122,16 +107,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Writes `data` as `fuzz/artifacts/<target>/<name>` under `root`.
-fn artifact(root: &Path, target: &str, name: &str, data: &[u8]) -> PathBuf {
-    let dir = root.join("fuzz/artifacts").join(target);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, data).unwrap();
-    let _ = std::fs::remove_file(reduced_path(&path));
-    path
 }
 
 /// An input of `parse` whose first line unwraps `None`, in noise.

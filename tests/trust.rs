@@ -109,38 +109,12 @@ fn trust_built() -> &'static (PathBuf, PathBuf) {
     })
 }
 
-/// Writes `data` as `fuzz/artifacts/<target>/<name>` under `root`.
-fn artifact(root: &Path, target: &str, name: &str, data: &[u8]) -> PathBuf {
-    let dir = root.join("fuzz/artifacts").join(target);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, data).unwrap();
-    let _ = std::fs::remove_file(reduced_path(&path));
-    path
-}
-
 /// A fresh, empty directory under the test's temporary root.
 fn scratch(name: &str) -> PathBuf {
     let dir = tmp_root().join("trust-scratch").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Runs the binary with the default build (`cargo fuzz build`'s own) in
-/// `cwd`, in the project's own target directory.
-fn run_default<S: AsRef<std::ffi::OsStr>>(args: &[S], cwd: &Path) -> Run {
-    let started = Instant::now();
-    let strings: Vec<String> = args
-        .iter()
-        .map(|a| a.as_ref().to_string_lossy().into_owned())
-        .collect();
-    // The target directory is the project's, as `cargo fuzz build` uses it.
-    let child = command_as_is(args, cwd)
-        .env_remove("CARGO_TARGET_DIR")
-        .spawn()
-        .unwrap();
-    finish(child, strings, started, RUN_LIMIT)
 }
 
 /// `bytes` of noise around nothing: an input of `parse` that passes.

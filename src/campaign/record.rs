@@ -419,6 +419,7 @@ mod tests {
             drivers: 1,
             auto_drivers: false,
             explain_tests: 0,
+            explain_time: None,
             pipeline: Default::default(),
         };
         let base = settings_key(&opts);

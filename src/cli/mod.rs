@@ -164,12 +164,16 @@ pub struct Cli {
     #[arg(long, value_name = "N", default_value_t = crate::reduce::DEFAULT_RANDOM_TESTS)]
     pub random_tests: u64,
 
-    /// Tests the explanation after a reduction may use: which values of the result are free (any value still crashes the same way), alone and all at once.
-    #[arg(long, value_name = "N", default_value_t = crate::session::explain::DEFAULT_EXPLAIN_TESTS)]
-    pub explain_tests: u64,
+    /// Tests the explanation after a reduction may use: which values of the result are free (any value still crashes the same way), alone and all at once [default: 2000, within the reduction's own time]. Given, the explanation takes the time it needs (or --explain-time).
+    #[arg(long, value_name = "N")]
+    pub explain_tests: Option<u64>,
+
+    /// Time the explanation may take [default: as long as the reduction took, at least 0.1 s and at most 2 s].
+    #[arg(long, value_name = "SECS")]
+    pub explain_time: Option<f64>,
 
     /// No explanation after the reduction.
-    #[arg(long, conflicts_with = "explain_tests")]
+    #[arg(long, conflicts_with_all = ["explain_tests", "explain_time"])]
     pub no_explain: bool,
 
     /// Also write a ready #[test] that replays the reduced input through the target (put it in the fuzz package's tests/, e.g. fuzz/tests/crash_x.rs). With directories, several artifacts or --all: a directory, one test per bug reduced in this run (crash_<fingerprint>.rs).
@@ -483,10 +487,15 @@ impl Cli {
             auto_drivers: self.campaign().is_none() && self.jobs.is_none(),
             // A directory run explains each bug's result too: its lines only
             // crashing inputs ran go into the report, SARIF and Markdown.
-            explain_tests: if self.no_explain {
-                0
-            } else {
-                self.explain_tests
+            explain_tests: match (self.no_explain, self.explain_tests) {
+                (true, _) => 0,
+                (false, n) => n.unwrap_or(crate::session::explain::DEFAULT_EXPLAIN_TESTS),
+            },
+            // Asked for by a number of tests: as long as they take.
+            explain_time: match (self.explain_time, self.explain_tests) {
+                (Some(t), _) => Some(secs(t, "--explain-time")?),
+                (None, Some(_)) => Some(Duration::MAX),
+                (None, None) => None,
             },
         })
     }

@@ -23,9 +23,12 @@
 //! Only questions are asked: the input is never changed, and the answer
 //! depends on the seed and the oracle only. The budget is a number of
 //! tests, split evenly over the parts (at least [`MIN_TRIES`], at most
-//! [`PER_PART`] each: Hypothesis calls a part free after 100 failures);
-//! the joint check gets what they left, at most [`PER_PART`]. A part the
-//! budget did not reach is [`Verdict::Untried`].
+//! [`PER_PART`] each: Hypothesis calls a part free after 100 failures),
+//! spent in two rounds, every part to [`MIN_TRIES`] first, so that a budget
+//! cut short (by time: a crash that ends the process costs a fork) leaves
+//! verdicts on every part it can rather than full confidence on a few; the
+//! joint check gets what they left, at most [`PER_PART`]. A part the budget
+//! did not reach is [`Verdict::Untried`].
 
 use crate::reduce::oracle::{Oracle, Span, SpanKind};
 use crate::reduce::rng::Rng;
@@ -130,31 +133,46 @@ where
     let per_part = usize::try_from(tests / (parts.len() as u64 + 1))
         .unwrap_or(usize::MAX)
         .clamp(MIN_TRIES, PER_PART);
+    // The same variations as one part at a time would try, tried in two
+    // rounds: first every part up to MIN_TRIES (enough for a verdict),
+    // then the free ones on to `per_part`. When time runs short (a crash
+    // that ends the process costs a fork each) every part has its verdict
+    // before any gets more confidence.
+    let variations: Vec<Vec<Vec<u8>>> = parts
+        .iter()
+        .map(|p| variations(&input[p.start..p.end], &mut rng, per_part))
+        .collect();
+    let mut tried = vec![0usize; parts.len()];
+    let mut needed: Vec<Option<Vec<u8>>> = vec![None; parts.len()];
     let mut candidate = input.to_vec();
-    for part in &mut parts {
-        let value = &input[part.start..part.end];
-        let mut tried = 0;
-        let mut needed = None;
-        for variation in variations(value, &mut rng, per_part) {
-            if used >= tests || oracle.exhausted() {
-                break;
-            }
-            candidate[part.start..part.end].copy_from_slice(&variation);
-            used += 1;
-            let crashed = oracle.test(&candidate);
-            if !crashed {
-                needed = Some(candidate.clone());
-            }
-            candidate[part.start..part.end].copy_from_slice(value);
-            if crashed {
-                tried += 1;
-            } else {
-                break;
+    // A typed target's values (leaves) tell most: they go first in each
+    // round, the structural draws (tags, lengths) after them.
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by_key(|&i| parts[i].kind != SpanKind::Leaf);
+    'rounds: for limit in [MIN_TRIES.min(per_part), per_part] {
+        for &i in &order {
+            let part = &parts[i];
+            let value = &input[part.start..part.end];
+            while needed[i].is_none() && tried[i] < limit.min(variations[i].len()) {
+                if used >= tests || oracle.exhausted() {
+                    break 'rounds;
+                }
+                candidate[part.start..part.end].copy_from_slice(&variations[i][tried[i]]);
+                used += 1;
+                if oracle.test(&candidate) {
+                    tried[i] += 1;
+                } else {
+                    needed[i] = Some(candidate.clone());
+                }
+                candidate[part.start..part.end].copy_from_slice(value);
             }
         }
+    }
+    for ((part, tried), needed) in parts.iter_mut().zip(tried).zip(needed) {
+        let width = part.end - part.start;
         part.verdict = match needed {
             Some(example) => Verdict::Needed { example },
-            None if tried >= MIN_TRIES.min(alternatives(value.len())) => Verdict::Free { tried },
+            None if tried >= MIN_TRIES.min(alternatives(width)) => Verdict::Free { tried },
             None => Verdict::Untried { tried },
         };
     }
@@ -394,6 +412,38 @@ mod tests {
         assert_eq!(e.parts[12].verdict, Verdict::Untried { tried: 4 });
         assert_eq!(e.parts[39].verdict, Verdict::Untried { tried: 0 });
         assert_eq!(e.together, Some(Together::Untried { tried: 0 }));
+    }
+
+    #[test]
+    fn a_short_budget_gives_every_part_a_verdict_before_more_confidence() {
+        // 3 free parts, 400 tests: 100 a part. An oracle that stops after
+        // 30 (the time a fork per crash allows) still gives all three
+        // their first 8 and the first part 6 more; one part at a time
+        // would have spent all 30 on the first.
+        struct Stops(u32);
+        impl Oracle<u8> for Stops {
+            fn test(&mut self, _: &[u8]) -> bool {
+                self.0 -= 1;
+                true
+            }
+            fn exhausted(&self) -> bool {
+                self.0 == 0
+            }
+        }
+        let input = [1u8, 2, 3];
+        let e = explain(&input, &mut Stops(30), 400, 1);
+        assert_eq!(verdicts(&e), ["free", "free", "free"]);
+        assert_eq!(
+            e.parts[0].verdict,
+            Verdict::Free {
+                tried: MIN_TRIES + 6
+            }
+        );
+        assert_eq!(e.parts[2].verdict, Verdict::Free { tried: MIN_TRIES });
+        // A needed part stops at its first failure, in the first round.
+        let mut rec = Recorder::new(|c: &[u8]| c[1] == 2);
+        let e = explain(&input, &mut rec, 400, 1);
+        assert_eq!(verdicts(&e), ["free", "needed", "free"]);
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! * [`delete_chunks`] — fast adaptive chunk deletion for the coarse work;
 //! * [`delete_windows`] — short runs at every offset (multi-byte units);
 //! * [`truncate()`] — the shortest interesting prefix, in `O(log n)` tests;
+//! * [`cut_around_nest`] — the statements before and after a deep nest
+//!   inside a document cut in a few tests;
 //! * [`reduce_repeats`] — a repeated unit (deep nesting) cut to the fewest
 //!   copies and the fewest bytes each, in a few large steps;
 //! * [`reduce_nesting`] — balanced pairs and indentation blocks: delete,
@@ -34,6 +36,7 @@ pub mod ddmin;
 pub mod explain;
 pub mod fields;
 pub mod generator;
+pub mod isolate;
 pub mod nesting;
 pub mod numbers;
 pub mod oracle;
@@ -60,6 +63,7 @@ pub use chunks::{delete_chunks, delete_windows};
 pub use ddmin::ddmin;
 pub use fields::reduce_fields;
 pub use generator::{shrink_generated, GeneratorOracle};
+pub use isolate::cut_around_nest;
 pub use nesting::reduce_nesting;
 pub use numbers::reduce_numbers;
 pub use random::{reduce_randomly, reduce_randomly_with, Draws};
@@ -323,6 +327,7 @@ where
                 changed
             }};
         }
+        pass!("isolate", cut_around_nest);
         pass!("repeats", reduce_repeats);
         pass!("truncate", truncate);
         pass!("chunks", delete_chunks);

@@ -92,7 +92,7 @@ impl Shrinker {
         let oracle = BudgetOracle {
             predicate,
             max_tests: self.max_tests,
-            deadline: self.max_time.map(|d| Instant::now() + d),
+            deadline: self.max_time.and_then(|d| Instant::now().checked_add(d)),
             stop: self.stop,
             tests: 0,
             exhausted: false,

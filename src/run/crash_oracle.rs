@@ -23,7 +23,7 @@ use crate::error::Error;
 use crate::interrupt;
 pub use crate::reduce::oracle::shortlex_less;
 use crate::reduce::oracle::{Fingerprint, Oracle, Span};
-use crate::run::exec::{ExecError, Executor};
+use crate::run::exec::{ExecError, Executor, SCREEN_FACTOR};
 use crate::run::outcome::{MatchMode, Outcome, Signature};
 use spread::{Chunk, Helper, Spread, SpreadParams};
 use std::collections::{HashMap, HashSet};
@@ -108,11 +108,27 @@ pub struct CrashOracle<'a> {
     alone: (Duration, u64),
     /// `exec`'s hang sampling, put back when the reduction ends.
     hang_samples: usize,
+    /// Hangs screened at a shorter limit than the timeout
+    /// ([`crate::run::exec::ExecConfig::screen_hangs`]), while the
+    /// screening holds: `None` once a screened hang finished when run to
+    /// the limit (a slow input, not a hang: a blow-up with the input's size).
+    screen: Option<Duration>,
+    screen_was_on: bool,
+    /// Screened hangs that became a best and held when run to the limit;
+    /// the first [`SCREEN_PROBATION`] are all checked so.
+    screen_confirmed: usize,
 }
+
+/// A timeout's first bests found by screening are each run to the full
+/// limit; once this many held, screening is trusted while every run that
+/// finished was far shorter than the screening limit (the results written
+/// are still checked at the limit).
+pub const SCREEN_PROBATION: usize = 3;
 
 impl Drop for CrashOracle<'_> {
     fn drop(&mut self) {
         self.exec.set_hang_samples(self.hang_samples);
+        self.exec.set_screen_hangs(None);
     }
 }
 
@@ -135,8 +151,12 @@ impl<'a> CrashOracle<'a> {
         // A hang's place is not part of the identity: no time on it.
         let hang_samples = exec.config().hang_samples;
         exec.set_hang_samples(0);
+        let screen = exec.config().screen_hangs;
         CrashOracle {
             hang_samples,
+            screen,
+            screen_was_on: screen.is_some(),
+            screen_confirmed: 0,
             exec,
             expected,
             mode,
@@ -280,6 +300,12 @@ impl<'a> CrashOracle<'a> {
         self.executed
     }
 
+    /// Screened hangs that, on probation, finished when run to the limit
+    /// (at most one: screening ends there).
+    pub fn screen_failures(&self) -> usize {
+        usize::from(self.screen_was_on && self.screen.is_none())
+    }
+
     pub fn stop_reason(&self) -> Option<StopReason> {
         self.stop
     }
@@ -341,7 +367,10 @@ impl<'a> CrashOracle<'a> {
 
     /// Judges one executed candidate; records a new best.
     fn judge(&mut self, candidate: &[u8], outcome: &Outcome) -> bool {
-        let interesting = self.count(outcome);
+        let mut interesting = self.count(outcome);
+        if interesting && shortlex_less(candidate, &self.best) && !self.screening_holds(candidate) {
+            interesting = false;
+        }
         if !interesting && matches!(outcome, Outcome::Crash(_)) {
             self.crashed_otherwise.insert(Fingerprint::of(candidate));
         }
@@ -355,6 +384,45 @@ impl<'a> CrashOracle<'a> {
         }
         self.report_progress();
         interesting
+    }
+
+    /// A timeout's candidate screened as a hang is about to become the best:
+    /// while on probation, it is run to the full limit first. One that
+    /// finishes there ends the screening for the rest of the reduction (the
+    /// target slows down with its input rather than hanging) and is not
+    /// interesting. `true`: it stands (or there is no screening).
+    fn screening_holds(&mut self, candidate: &[u8]) -> bool {
+        let Some(min) = self.screen else {
+            return true;
+        };
+        // Trusted after probation only while every run that finished was
+        // far shorter than the screening limit: a target some of whose
+        // inputs run for a while and finish (an exponential parse) has
+        // inputs that run past the limit and finish too.
+        let gap = self.exec.slowest_finished() * SCREEN_FACTOR < min;
+        if self.expected.kind != crate::run::outcome::CrashKind::Timeout
+            || (self.screen_confirmed >= SCREEN_PROBATION && gap)
+        {
+            return true;
+        }
+        self.exec.set_screen_hangs(None);
+        let held = match self.exec.run(candidate) {
+            Ok(run) => {
+                self.executed += 1;
+                matches!(&run.outcome, Outcome::Crash(s) if self.mode.matches(&self.expected, s))
+            }
+            Err(e) => {
+                self.fail(e);
+                false
+            }
+        };
+        if held {
+            self.screen_confirmed += 1;
+            self.exec.set_screen_hangs(self.screen);
+        } else {
+            self.screen = None;
+        }
+        held
     }
 
     fn report_progress(&mut self) {
@@ -439,9 +507,13 @@ impl CrashOracle<'_> {
                         .budget
                         .max_tests
                         .map(|m| m.saturating_sub(self.executed)),
-                    deadline: self.budget.max_time.map(|t| self.started + t),
+                    deadline: self
+                        .budget
+                        .max_time
+                        .and_then(|t| self.started.checked_add(t)),
                     per_candidate: self.per_candidate,
                     program: self.exec.config().program.clone(),
+                    screen: self.screen,
                 },
             ));
             for helper in &self.helpers[..workers - 1] {

@@ -65,6 +65,13 @@ pub struct ExecConfig {
     /// hang's place ([`crash_report::hang_function`]); 0: none (a reduction,
     /// whose identity does not use it, saves their time).
     pub hang_samples: usize,
+    /// Screen hangs (a timeout's reduction): a run is stopped, as a
+    /// timeout, once it has run [`SCREEN_FACTOR`] times as long as the
+    /// slowest run that finished, and at least this long (never longer
+    /// than `timeout`). An input that runs that long is almost always one
+    /// that hangs; the results that are written are confirmed at `timeout`
+    /// in a fresh process.
+    pub screen_hangs: Option<Duration>,
 }
 
 impl ExecConfig {
@@ -77,6 +84,7 @@ impl ExecConfig {
             malloc_limit_mb: 0,
             fork_server: true,
             hang_samples: HANG_SAMPLES,
+            screen_hangs: None,
         }
     }
 }
@@ -115,6 +123,9 @@ pub struct ExecStats {
     pub restarts: u64,
     /// Driver processes started (exec'd), the first included.
     pub spawns: u64,
+    /// Runs stopped at the screening limit, short of the timeout
+    /// ([`ExecConfig::screen_hangs`]).
+    pub screened: u64,
 }
 
 /// Owns the driver process.
@@ -131,6 +142,8 @@ pub struct Executor {
     symbolizer: Symbolizer,
     /// Ask a hanging input for its stack (until a driver does not answer).
     hang_stacks: bool,
+    /// The longest a run that finished took (for screening hangs).
+    slowest_finished: Duration,
 }
 
 struct Driver {
@@ -182,6 +195,7 @@ impl Executor {
             fatal_values: HashMap::new(),
             symbolizer,
             hang_stacks: true,
+            slowest_finished: Duration::ZERO,
         };
         exec.ensure_driver()?;
         Ok(exec)
@@ -198,6 +212,27 @@ impl Executor {
     /// How many stacks a hang is sampled for ([`ExecConfig::hang_samples`]).
     pub fn set_hang_samples(&mut self, n: usize) {
         self.config.hang_samples = n;
+    }
+
+    /// Screen hangs at a shorter limit than the timeout
+    /// ([`ExecConfig::screen_hangs`]), or not (`None`).
+    pub fn set_screen_hangs(&mut self, min: Option<Duration>) {
+        self.config.screen_hangs = min;
+    }
+
+    /// The longest a run that finished took so far.
+    pub fn slowest_finished(&self) -> Duration {
+        self.slowest_finished
+    }
+
+    /// When the next run is stopped: the timeout, or the screening limit.
+    fn limit(&self) -> Duration {
+        match self.config.screen_hangs {
+            Some(min) => (self.slowest_finished * SCREEN_FACTOR)
+                .max(min)
+                .min(self.config.timeout),
+            None => self.config.timeout,
+        }
     }
 
     /// Answer inputs of typed targets that decode to an already-run value
@@ -319,7 +354,8 @@ impl Executor {
                 self.send_rest(&inputs[runs.len()..])?;
                 send = false;
             }
-            let deadline = Instant::now() + self.config.timeout;
+            let limit = self.limit();
+            let deadline = Instant::now() + limit;
             let frame = self.driver_mut().reader.read_frame(deadline);
             let run = match frame {
                 Ok(Frame::Key(k)) => {
@@ -389,11 +425,14 @@ impl Executor {
                     }
                 },
                 Err(ReadError::Timeout) => {
+                    if limit < self.config.timeout {
+                        self.stats.screened += 1;
+                    }
                     let sig = self.timed_out();
                     self.after_death(running_key.take(), &sig);
                     Run {
                         outcome: Outcome::Crash(sig),
-                        elapsed: self.config.timeout,
+                        elapsed: limit,
                         cached: false,
                     }
                 }
@@ -406,6 +445,9 @@ impl Executor {
                 self.stats.value_cache_hits += 1;
             } else {
                 self.stats.executions += 1;
+                if !matches!(run.outcome, Outcome::Crash(ref s) if s.kind == CrashKind::Timeout) {
+                    self.slowest_finished = self.slowest_finished.max(run.elapsed);
+                }
             }
             let crashed = matches!(run.outcome, Outcome::Crash(_));
             runs.push(run);
@@ -1099,6 +1141,10 @@ const MAX_STACK: usize = 64;
 
 /// How long the driver's hang handler has to answer.
 const HANG_STACK_WAIT: Duration = Duration::from_millis(500);
+
+/// A run is screened as a hang once it has run this many times as long as
+/// the slowest run that finished ([`ExecConfig::screen_hangs`]).
+pub const SCREEN_FACTOR: u32 = 10;
 
 /// Stacks sampled from a hang by default, and the time between two: over
 /// about 0.2 s, so that a function the hanging loop calls and returns from

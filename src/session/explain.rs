@@ -32,9 +32,22 @@ pub const DEFAULT_EXPLAIN_TESTS: u64 = 2000;
 /// needed alike.
 pub const MAX_EXPLAINED_LEN: usize = 1024;
 
-/// Whatever the budget, an explanation stops after this long (the parts
-/// left are reported untried).
+/// An explanation nobody asked for stops after this long (the parts left
+/// are reported untried)...
 pub const MAX_EXPLAIN_TIME: Duration = Duration::from_secs(2);
+
+/// ...and takes no longer than the reduction did, but may take this long
+/// after a reduction of a few milliseconds.
+pub const MIN_EXPLAIN_TIME: Duration = Duration::from_millis(100);
+
+/// The time an explanation nobody asked for may take after a reduction
+/// that took `reduction`: as long, within [`MIN_EXPLAIN_TIME`] and
+/// [`MAX_EXPLAIN_TIME`]. On a target whose crashes end the process (a
+/// sanitizer report: a fork each), the two rounds of
+/// [`crate::reduce::explain`] give every part a verdict first.
+pub fn default_time(reduction: Duration) -> Duration {
+    reduction.clamp(MIN_EXPLAIN_TIME, MAX_EXPLAIN_TIME)
+}
 
 /// The explanation as reported (`explanation` in `--message-format json`).
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -106,8 +119,8 @@ pub fn skipped(kind: CrashKind, result: &[u8], tests: u64) -> Option<&'static st
 }
 
 /// Explains `result` (written and checked) with at most `tests` tests,
-/// for at most `time` (capped at [`MAX_EXPLAIN_TIME`]: what `--max-time`
-/// left, else that).
+/// for at most `time` (the caller's budget: [`default_time`], or what was
+/// asked for, within what `--max-time` left).
 pub fn explain_result(
     exec: &mut Executor,
     signature: &Signature,
@@ -121,7 +134,7 @@ pub fn explain_result(
         let oracle =
             CrashOracle::new(&mut *exec, signature.clone(), mode, result).with_budget(Budget {
                 max_tests: None,
-                max_time: Some(time.min(MAX_EXPLAIN_TIME)),
+                max_time: Some(time),
             });
         let mut cached = Cached::new(oracle);
         cached.remember(result, true);
@@ -131,7 +144,8 @@ pub fn explain_result(
     };
     let (explanation, crashed, passed) = explanation;
     let tried = [crashed, passed].concat();
-    let deadline = started + time.min(MAX_EXPLAIN_TIME);
+    // Asked for by a number of tests: no deadline but theirs.
+    let deadline = started.checked_add(time);
     let lines = failing_only(exec, signature, mode, result, &tried, deadline);
     let secs = started.elapsed().as_secs_f64();
     let rendering = if explanation.typed {

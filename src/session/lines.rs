@@ -199,7 +199,7 @@ pub fn failing_only(
     mode: MatchMode,
     result: &[u8],
     tried: &[Vec<u8>],
-    deadline: Instant,
+    deadline: Option<Instant>,
 ) -> FailingLines {
     let offsets = match exec.counter_offsets() {
         Ok(Some(o)) => o,
@@ -240,9 +240,11 @@ pub fn failing_only(
     let mut seen: BTreeSet<&[u8]> = BTreeSet::from([result]);
     let near = [neighbours(result), variations(result)].concat();
     for input in tried.iter().chain(&near) {
-        // The explanation's deadline (`--max-time`, or its 2 s) holds here
+        // The explanation's deadline (`--max-time`, or its own) holds here
         // too: on a slow target, fewer inputs are compared.
-        if crashing.len() + passing.len() >= MAX_RUNS || Instant::now() >= deadline {
+        if crashing.len() + passing.len() >= MAX_RUNS
+            || deadline.is_some_and(|d| Instant::now() >= d)
+        {
             break;
         }
         if !seen.insert(input) {

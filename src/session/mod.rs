@@ -81,6 +81,9 @@ pub struct Options {
     /// Tests the explanation of a single artifact's result may use
     /// (`--explain-tests`; 0: none, `--no-explain` and directory runs).
     pub explain_tests: u64,
+    /// Time it may take (`--explain-time`); `None`: as long as the
+    /// reduction took ([`explain::default_time`]).
+    pub explain_time: Option<Duration>,
 }
 
 /// A test at least this slow is worth more drivers: starting one costs a
@@ -90,6 +93,15 @@ pub struct Options {
 /// crash that ends the process, a sanitizer report or a stack overflow,
 /// costs its report and a restart, which its run time does not show).
 pub const SLOW_TEST: Duration = Duration::from_millis(5);
+
+/// A timeout's candidates are screened as hangs once they run this long
+/// (or ten times the slowest that finished, if more): only the results
+/// written are run to the full limit (`ExecConfig::screen_hangs`).
+pub const SCREEN_HANGS: Duration = Duration::from_millis(250);
+
+/// How much longer than its checked limit a timeout's candidate must run
+/// to count while reducing.
+const HANG_MARGIN: f64 = 1.1;
 
 /// Drivers for reducing one artifact whose slowest run took `slowest`: as
 /// `-j` says, or, without it, one per available core for slow tests.
@@ -742,7 +754,13 @@ pub fn reduce_reproduced(
     // The executor may have run other artifacts before: count only this one.
     let before = exec.stats();
     let (timeout, timeout_goal) = reduction_timeout(opts, &signature, slowest);
-    exec.set_timeout(timeout);
+    // A timeout's candidates must keep running a tenth past the limit its
+    // result is checked at (`publish`): a candidate just past the limit
+    // while other drivers run may finish just before it alone.
+    exec.set_timeout(match signature.kind {
+        CrashKind::Timeout => timeout.mul_f64(HANG_MARGIN),
+        _ => timeout,
+    });
     exec.set_value_cache(true);
     let strategy = choose_strategy(opts.strategy, exec.typed());
     let tree_strategy = match opts.strategy {
@@ -784,6 +802,9 @@ pub fn reduce_reproduced(
         );
     }
 
+    // A timeout's candidates are screened short; what is written is
+    // confirmed at the full limit (`publish`).
+    exec.set_screen_hangs((signature.kind == CrashKind::Timeout).then_some(SCREEN_HANGS));
     let started = Instant::now();
     let original_len = data.len();
     let mut passes = crate::reduce::PassLog::default();
@@ -848,6 +869,7 @@ pub fn reduce_reproduced(
         candidates.push(oracle.best().to_vec());
         candidates.extend(oracle.earlier_bests().map(<[u8]>::to_vec));
         let work = Work {
+            screen_failures: oracle.screen_failures(),
             executed: oracle.executed(),
             discarded: oracle.discarded(),
             drivers: oracle.drivers(),
@@ -887,7 +909,9 @@ pub fn reduce_reproduced(
             "stopping: checking the best result in a fresh process{each}"
         ));
     }
-    let published = publish(
+    exec.set_screen_hangs(None);
+    exec.set_timeout(timeout);
+    let (published, unconfirmed) = publish(
         exec,
         opts.match_mode,
         &signature,
@@ -929,11 +953,17 @@ pub fn reduce_reproduced(
     };
     let exec_stats = exec.stats();
     // Which parts of the result matter: after it is written and checked
-    // (and the reduction's counters read), asking questions only.
-    // `--max-time` is a deadline: the explanation gets what is left of it.
+    // (and the reduction's counters read), asking questions only. It never
+    // costs more than the reduction did (unless asked to); `--max-time` is
+    // a deadline: the explanation gets at most what is left of it.
+    let explain_time = opts
+        .explain_time
+        .unwrap_or_else(|| explain::default_time(started.elapsed()));
     let time_left = match opts.budget.max_time {
-        Some(t) => t.saturating_sub(clock.unwrap_or(started).elapsed()),
-        None => explain::MAX_EXPLAIN_TIME,
+        Some(t) => t
+            .saturating_sub(clock.unwrap_or(started).elapsed())
+            .min(explain_time),
+        None => explain_time,
     };
     let explanation = match explain::skipped(signature.kind, &best, opts.explain_tests) {
         None if stop.is_none() && !crate::interrupt::requested() && !time_left.is_zero() => {
@@ -977,6 +1007,9 @@ pub fn reduce_reproduced(
             runs_at_least_secs: goal.deadline.as_secs_f64(),
             libfuzzer_timeout: goal.libfuzzer,
             inferred: opts.timeout.is_none() && opts.libfuzzer_timeout.is_none(),
+            screened: exec_stats.screened - before.screened + work.helpers.screened,
+            screened_wrongly: work.screen_failures,
+            unconfirmed,
         }),
         _ => None,
     };
@@ -1031,6 +1064,8 @@ struct Work {
     drivers: usize,
     /// The extra drivers' counters.
     helpers: crate::run::exec::ExecStats,
+    /// Screened hangs that finished at the limit ([`CrashOracle::screen_failures`]).
+    screen_failures: usize,
 }
 
 /// What [`publish`] did with the output.
@@ -1144,7 +1179,7 @@ fn publish(
     original: (&[u8], bool),
     candidates: &[Vec<u8>],
     previous: Option<&[u8]>,
-) -> Result<Published> {
+) -> Result<(Published, usize)> {
     let (original, original_may_do) = original;
     exec.set_value_cache(false);
     let mut last_outcome = String::new();
@@ -1169,27 +1204,29 @@ fn publish(
             break;
         }
     }
+    // The candidates that did not reproduce before the one chosen.
+    let failed = tried.len() - usize::from(chosen.is_some());
     if let Some(p) = previous {
         let no_larger = match &chosen {
             Some(c) => !crate::run::crash_oracle::shortlex_less(c, p),
             None => true,
         };
         if no_larger && p != original && reproduces(p)? {
-            return Ok(Published::KeptExisting(p.to_vec()));
+            return Ok((Published::KeptExisting(p.to_vec()), failed));
         }
     }
     if chosen.is_none() && original_may_do {
         if !reproduces(original)? {
-            return Ok(Published::OriginalDoesNotCrash(last_outcome));
+            return Ok((Published::OriginalDoesNotCrash(last_outcome), failed));
         }
         chosen = Some(original.to_vec());
     }
     match chosen {
         Some(c) => {
             crate::output::write(output, &c)?;
-            Ok(Published::Wrote(c))
+            Ok((Published::Wrote(c), failed))
         }
-        None => Ok(Published::Nothing),
+        None => Ok((Published::Nothing, failed)),
     }
 }
 

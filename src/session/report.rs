@@ -73,8 +73,8 @@ pub enum Format {
 /// What a reduced timeout is guaranteed to do.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct TimeoutGuarantee {
-    /// Every candidate was killed here, and the result, run alone in a fresh
-    /// process, was still running when killed here.
+    /// The result, run alone in a fresh process, was still running when
+    /// killed here.
     pub runs_at_least_secs: f64,
     /// `cargo fuzz run <target> <result> -- -timeout=N` reports it at this
     /// `N` (libFuzzer needs an input to run `2·(N/2 + 1)` s); a larger `N`
@@ -83,6 +83,16 @@ pub struct TimeoutGuarantee {
     pub libfuzzer_timeout: Option<u64>,
     /// `N` was inferred from the original's run, not given with `-- -timeout=N`.
     pub inferred: bool,
+    /// Candidates screened as hangs: stopped short of `runs_at_least_secs`,
+    /// at ten times the slowest run that finished (at least
+    /// [`crate::session::SCREEN_HANGS`]).
+    pub screened: u64,
+    /// Screened hangs that finished when run to the limit (screening was
+    /// wrong, and stopped: at most 1).
+    pub screened_wrongly: usize,
+    /// Results that, run alone in a fresh process, did not run to the
+    /// limit after all (the one before each was checked next).
+    pub unconfirmed: usize,
 }
 
 impl std::fmt::Display for TimeoutGuarantee {
@@ -104,6 +114,23 @@ impl std::fmt::Display for TimeoutGuarantee {
             write!(
                 f,
                 " (-timeout inferred from the original's run: give `-- -timeout=N` to reduce for yours)"
+            )?;
+        }
+        if self.screened > 0 {
+            write!(
+                f,
+                "; {} candidates screened as hangs at a shorter limit",
+                self.screened
+            )?;
+            if self.screened_wrongly > 0 {
+                write!(f, " until one finished when run to the limit")?;
+            }
+        }
+        if self.unconfirmed > 0 {
+            write!(
+                f,
+                "; {} results before it did not run to the limit alone and were not kept",
+                self.unconfirmed
             )?;
         }
         Ok(())

@@ -818,3 +818,25 @@ pub fn fix_the_index_target(root: &Path) {
         .replace("buggy::read_registers(data)", "data.len()");
     std::fs::write(&source, fixed).unwrap();
 }
+
+/// Runs the binary with exactly `args` and the default build (`cargo fuzz
+/// build`'s own) in `cwd`, in the project's own target directory.
+pub fn run_default<S: AsRef<OsStr>>(args: &[S], cwd: &Path) -> Run {
+    let started = Instant::now();
+    let child = command_as_is(args, cwd)
+        .env_remove("CARGO_TARGET_DIR")
+        .spawn()
+        .expect("spawn cargo-reduce-crash");
+    finish(child, strings(args), started, RUN_LIMIT)
+}
+
+/// Writes `data` as `fuzz/artifacts/<target>/<name>` under `root` (and
+/// removes a result an earlier run left beside it).
+pub fn artifact(root: &Path, target: &str, name: &str, data: &[u8]) -> PathBuf {
+    let dir = root.join("fuzz/artifacts").join(target);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, data).unwrap();
+    let _ = std::fs::remove_file(reduced_path(&path));
+    path
+}

@@ -127,6 +127,7 @@ pub(super) struct Spread {
     deadline: Option<Instant>,
     /// The driver binary, to name in the error if a driver's thread dies.
     program: PathBuf,
+    screen: Option<Duration>,
     state: Mutex<SpreadState>,
     /// Signalled when a chunk finishes or a driver leaves.
     changed: Condvar,
@@ -189,6 +190,8 @@ pub(super) struct SpreadParams {
     pub(super) deadline: Option<Instant>,
     pub(super) per_candidate: Option<Duration>,
     pub(super) program: PathBuf,
+    /// Every driver screens hangs so (the oracle's current screening).
+    pub(super) screen: Option<Duration>,
 }
 
 impl Spread {
@@ -202,6 +205,7 @@ impl Spread {
             tests_left: p.tests_left,
             deadline: p.deadline,
             program: p.program,
+            screen: p.screen,
             state: Mutex::new(SpreadState {
                 next: 0,
                 limit,
@@ -257,6 +261,7 @@ impl Spread {
             spread: self,
             running: None,
         };
+        exec.set_screen_hangs(self.screen);
         while let Some((start, end)) = self.take() {
             leave.running = Some((start, end));
             let chunk = self.run(exec, start, end);

@@ -1,0 +1,155 @@
+//! Issue 37: slow crashes, second round. Hangs screened short and confirmed
+//! long; a deep nest after kilobytes of statements cut around in a few
+//! tests. On copies of `tests/fixtures/doors`, every result judged by the
+//! real `cargo fuzz build` binary.
+//!
+//! A custom harness (libtest-mimic), as in `trust.rs`: without nightly and
+//! cargo-fuzz the tests are reported as *ignored*, never as passed.
+
+mod common;
+
+use common::real;
+use common::*;
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+fn main() {
+    let args = Arguments::from_args();
+    let missing = real::unavailable();
+    if let Some(why) = &missing {
+        eprintln!("slow: {why}: the tests judged by the real cargo-fuzz build are ignored");
+    }
+    let judged = |name: &str, test: fn() -> Result<(), Failed>| {
+        Trial::test(name, test).with_ignored_flag(missing.is_some())
+    };
+    let trials = vec![
+        judged(
+            "a_hang_is_screened_short_and_its_result_confirmed_long",
+            screened_hang,
+        ),
+        judged(
+            "a_nest_after_kilobytes_of_statements_is_cut_around_in_a_few_tests",
+            nest_in_a_document,
+        ),
+    ];
+    libtest_mimic::run(&args, trials).exit();
+}
+
+fn check(ok: bool, msg: impl FnOnce() -> String) -> Result<(), Failed> {
+    if ok {
+        Ok(())
+    } else {
+        Err(msg().into())
+    }
+}
+
+/// The `doors` fixture built by `cargo +nightly fuzz build`.
+fn built() -> &'static (PathBuf, PathBuf) {
+    static BUILT: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let root = copy_fixture_as("doors", "doors-slow");
+        let bins = real::cargo_fuzz_build(&root);
+        (root, bins)
+    })
+}
+
+fn reduce(root: &Path, artifact: &Path, extra: &[&str]) -> Result<serde_json::Value, Failed> {
+    let mut args = vec![
+        "--message-format".to_owned(),
+        "json".to_owned(),
+        "--no-explain".to_owned(),
+        artifact.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let r = run_default(&args, root);
+    r.assert_no_panic();
+    check(r.code == Some(0), || r.describe())?;
+    Ok(r.message("reduce-finished"))
+}
+
+/// An infinite loop behind 3 KB of noise: its candidates that still hang
+/// are stopped at the screening limit (0.25 s, not the 2.2 s `-timeout=1`
+/// needs), the first three bests are confirmed at the limit, and the result
+/// times out under the real binary at `-timeout=1`.
+fn screened_hang() -> Result<(), Failed> {
+    let (root, bins) = built();
+    let _serial = lock_target("doors-slow");
+    let mut data = b"S".to_vec();
+    data.extend(noisy_with_len("screen", b"", 3000).iter().map(
+        |&b| {
+            if b == b'L' {
+                b'l'
+            } else {
+                b
+            }
+        },
+    ));
+    data.extend(b"LOOP");
+    data.extend(noisy_with_len("screen-after", b"", 1000));
+    let a = artifact(root, "hang_a", "timeout-screened", &data);
+    let v = reduce(root, &a, &["--", "-timeout=1"])?;
+    let t = &v["timeout"];
+    check(
+        t["screened"].as_u64().is_some_and(|n| n > 0) && t["screened_wrongly"] == 0,
+        || format!("no screening, or a wrong one: {v}"),
+    )?;
+    let result = std::fs::read(reduced_path(&a)).unwrap();
+    check(result.len() <= 8, || format!("result {result:?}"))?;
+    let judged = real::judge(
+        root,
+        &bins.join("hang_a"),
+        &reduced_path(&a),
+        &["-timeout=1"],
+    );
+    check(judged.verdict.kind == "timeout", || judged.output.clone())?;
+    Ok(())
+}
+
+/// 8 KB of `key=digits;` statements, a nest 30,000 deep that overflows the
+/// stack, then more statements: the statements go in a few tests, and the
+/// result overflows the real binary's stack in the same recursion.
+fn nest_in_a_document() -> Result<(), Failed> {
+    let (root, bins) = built();
+    let _serial = lock_target("doors-slow");
+    let mut doc = String::new();
+    for i in 0..600 {
+        doc.push_str(&format!("key{i}={};\n", i * 7919 % 1000));
+    }
+    let depth = 30_000;
+    doc.push_str("SELECT N");
+    doc.push_str(&"(".repeat(depth));
+    doc.push('1');
+    doc.push_str(&")".repeat(depth));
+    doc.push_str(";\n");
+    for i in 0..50 {
+        doc.push_str(&format!("after{i}={i};\n"));
+    }
+    let a = artifact(root, "script", "crash-doc", doc.as_bytes());
+    let original = real::judge(root, &bins.join("script"), &a, &[]);
+    check(original.verdict.kind == "stack-overflow", || {
+        original.output.clone()
+    })?;
+    let v = reduce(root, &a, &[])?;
+    let result = std::fs::read(reduced_path(&a)).unwrap();
+    let text = String::from_utf8_lossy(&result);
+    check(!text.contains("key") && !text.contains("after"), || {
+        format!("statements left: {}", &text[..text.len().min(200)])
+    })?;
+    let isolate = v["passes"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["name"] == "isolate"))
+        .cloned()
+        .unwrap_or_default();
+    check(isolate["tests"].as_u64().is_some_and(|t| t <= 20), || {
+        format!("the isolate pass: {isolate}\n{v}")
+    })?;
+    let judged = real::judge(root, &bins.join("script"), &reduced_path(&a), &[]);
+    check(judged.verdict == original.verdict, || {
+        format!(
+            "{:?} vs {:?}\n{}",
+            judged.verdict, original.verdict, judged.output
+        )
+    })?;
+    Ok(())
+}
