@@ -754,12 +754,23 @@ fn most_frequent(input: &[u8], len: usize, limit: usize) -> Option<(Vec<u8>, usi
     for w in input.windows(len) {
         *counts.entry(w).or_default() += 1;
     }
-    let (unit, _) = counts
-        .into_iter()
-        .max_by(|(a, m), (b, n)| m.cmp(n).then_with(|| b.cmp(a)))?;
-    let count = occurrences(input, unit).len();
-    Some((unit.to_vec(), count))
+    // Windows overlap, so a run of one byte counts `len` times too often:
+    // `)))))))` (12,000 `)` closing a nest) outnumbers the 7-byte opening
+    // unit `((?:(x|` (4,000 of them) among windows, but not among
+    // occurrences. The few most frequent windows are ranked again by
+    // occurrences without overlapping.
+    let mut top: Vec<(&[u8], usize)> = counts.into_iter().collect();
+    top.sort_unstable_by(|(a, m), (b, n)| n.cmp(m).then_with(|| a.cmp(b)));
+    top.truncate(RERANKED);
+    top.into_iter()
+        .map(|(unit, windows)| (occurrences(input, unit).len(), windows, unit))
+        .max_by(|(x, m, a), (y, n, b)| x.cmp(y).then(m.cmp(n)).then_with(|| b.cmp(a)))
+        .map(|(count, _, unit)| (unit.to_vec(), count))
 }
+
+/// How many of the most frequent windows [`most_frequent`] ranks again by
+/// their occurrences without overlapping.
+const RERANKED: usize = 8;
 
 /// Where `unit` occurs in `input`, left to right, without overlapping.
 fn occurrences(input: &[u8], unit: &[u8]) -> Vec<usize> {
@@ -1026,6 +1037,25 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert_eq!(text.matches('{').count(), 10);
         assert_eq!(text.matches('}').count(), 10);
+    }
+
+    #[test]
+    fn a_run_of_closing_bytes_does_not_hide_the_opening_unit() {
+        // Three group kinds a level: 7 opening bytes for every 3 `)`. Among
+        // 7-byte windows `)))))))` is the most frequent; among occurrences,
+        // the opening unit.
+        let input = [
+            b"a|b|".repeat(30),
+            b"((?:(x|".repeat(400),
+            b"w".to_vec(),
+            b")".repeat(1200),
+        ]
+        .concat();
+        let units = Units::find(&input).expect("a unit");
+        assert_eq!(units.opens, 400);
+        assert_eq!(units.open.len(), 7);
+        assert_eq!(units.close, b")))");
+        assert_eq!(units.closes, 400);
     }
 
     proptest! {
