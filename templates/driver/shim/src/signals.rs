@@ -48,7 +48,7 @@ mod handler {
             libc::sigaltstack(&stack, std::ptr::null_mut());
             for sig in [libc::SIGSEGV, libc::SIGBUS] {
                 let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = on_fault as usize;
+                action.sa_sigaction = on_fault as *const () as usize;
                 action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
                 libc::sigemptyset(&mut action.sa_mask);
                 libc::sigaction(sig, &action, std::ptr::null_mut());

@@ -72,7 +72,7 @@ pub fn init() {
     unsafe {
         libc::dl_iterate_phdr(Some(each), std::ptr::null_mut());
         let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_hang as usize;
+        action.sa_sigaction = on_hang as *const () as usize;
         action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
         libc::sigemptyset(&mut action.sa_mask);
         libc::sigaction(hang_signal(), &action, std::ptr::null_mut());
