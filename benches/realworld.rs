@@ -27,7 +27,9 @@
 //! 3.12: `python3.12 -m venv target/pyvenv-rw312 && target/pyvenv-rw312/bin/pip
 //! install shrinkray`). `REALWORLD_LIMIT=<secs>` bounds each other tool's run
 //! (default 180, as in the README; a run stopped there counts with the best output it left),
-//! `REALWORLD_ONLY=<entry,…>` measures some rows.
+//! `REALWORLD_ONLY=<entry,…>` measures some rows. A row named in
+//! `artifacts/grammars.tsv` is also reduced with `--grammar` (a second
+//! table: no larger and no slower than without it).
 //!
 //! Run with `cargo bench --bench realworld`.
 
@@ -76,6 +78,19 @@ fn manifest(root: &Path) -> Vec<Entry> {
                 krate: f[3].into(),
                 artifact: f[4].into(),
             }
+        })
+        .collect()
+}
+
+/// `artifacts/grammars.tsv`: entry → a grammar for it (relative to the
+/// bench's root), measured with `--grammar` beside the default.
+fn grammars(root: &Path) -> BTreeMap<String, String> {
+    let text = fs::read_to_string(root.join("artifacts/grammars.tsv")).unwrap_or_default();
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (entry, grammar) = l.split_once('\t').expect("entry<TAB>grammar");
+            (entry.to_owned(), grammar.trim().to_owned())
         })
         .collect()
 }
@@ -331,6 +346,7 @@ fn ours(
     out: &Path,
     scratch: &Path,
     max_time: Option<f64>,
+    extra: &[&str],
 ) -> (Finished, Option<Value>) {
     let _ = fs::remove_file(out);
     let mut cmd = Command::new(BIN);
@@ -338,6 +354,7 @@ fn ours(
         .arg("-o")
         .arg(out)
         .args(["--message-format", "json", "-q", "--no-explain"])
+        .args(extra)
         .current_dir(root);
     if let Some(t) = max_time {
         cmd.args(["--max-time", &format!("{t:.2}")]);
@@ -513,6 +530,8 @@ struct Row {
     original: usize,
     expected: real::Verdict,
     ours: ToolResult,
+    /// Ours with `--grammar` (the grammar's path), for rows that have one.
+    with_grammar: Option<(String, ToolResult)>,
     /// tmin, tmin -r 10000, picire, Shrink Ray (when installed).
     others: Vec<(&'static str, Option<ToolResult>)>,
     /// Ours again with `--max-time` set to tmin's time on the row.
@@ -560,6 +579,7 @@ fn main() {
     let bins = real::cargo_fuzz_build(&root);
     eprintln!("cargo fuzz build: {:.1}s", t.elapsed().as_secs_f64());
 
+    let grammars = grammars(&root);
     let mut rows = Vec::new();
     for entry in manifest(&root) {
         if only.as_ref().is_some_and(|o| !o.contains(&entry.entry)) {
@@ -601,7 +621,7 @@ fn main() {
             f.stderr
         );
         let out = scratch.join("ours.out");
-        let (f, json) = ours(&root, &artifact, &out, &scratch, None);
+        let (f, json) = ours(&root, &artifact, &out, &scratch, None, &[]);
         let mut our = ToolResult::from_run(&f, &out, &artifact, &root, &binary, &flags);
         our.tests = json.as_ref().and_then(|j| j["tests_executed"].as_u64());
         eprintln!(
@@ -612,6 +632,29 @@ fn main() {
             describe(&our.verdict)
         );
 
+        // The same artifact under the row's grammar (`artifacts/grammars.tsv`):
+        // `--grammar` must end no larger and no slower than the default.
+        let with_grammar = grammars.get(&entry.entry).map(|grammar| {
+            let out = scratch.join("ours-grammar.out");
+            let (f, json) = ours(
+                &root,
+                &artifact,
+                &out,
+                &scratch,
+                None,
+                &["--grammar", grammar],
+            );
+            let mut r = ToolResult::from_run(&f, &out, &artifact, &root, &binary, &flags);
+            r.tests = json.as_ref().and_then(|j| j["tests_executed"].as_u64());
+            eprintln!(
+                "  ours --grammar {grammar}: {} B in {:.2}s, {} tests: {}",
+                r.len,
+                r.secs,
+                r.tests.unwrap_or(0),
+                describe(&r.verdict)
+            );
+            (grammar.clone(), r)
+        });
         let mut others = Vec::new();
         for (label, runs) in [("tmin", None), ("tmin -r 10000", Some(10_000))] {
             let out = scratch.join(format!("tmin-{}.out", runs.unwrap_or(255)));
@@ -628,7 +671,14 @@ fn main() {
         // Anytime dominance: ours given tmin's own time.
         let at_tmin_time = others.first().and_then(|(_, r)| r.as_ref()).map(|t| {
             let out = scratch.join("ours-at-tmin-time.out");
-            let (f, _) = ours(&root, &artifact, &out, &scratch, Some(t.secs.max(0.01)));
+            let (f, _) = ours(
+                &root,
+                &artifact,
+                &out,
+                &scratch,
+                Some(t.secs.max(0.01)),
+                &[],
+            );
             let r = ToolResult::from_run(&f, &out, &artifact, &root, &binary, &flags);
             eprintln!(
                 "  ours with --max-time {:.2} (tmin's time): {} B in {:.2}s: {}",
@@ -676,6 +726,7 @@ fn main() {
             original,
             expected,
             ours: our,
+            with_grammar,
             others,
             at_tmin_time,
         });
@@ -824,4 +875,30 @@ fn report(rows: &[Row], limit: Duration) {
         }
     );
     println!("\n✗: the real binary reports another crash than the original's (kind or first frame). ≥: stopped at the limit, with the best output it left.");
+    let graded: Vec<&Row> = rows.iter().filter(|r| r.with_grammar.is_some()).collect();
+    if graded.is_empty() {
+        return;
+    }
+    println!("\n### With `--grammar` (same run)\n");
+    println!("| artifact | grammar | ours B | ours s | ours `--grammar` B | ours `--grammar` s | no larger, no slower |");
+    println!("|---|---|---:|---:|---:|---:|---|");
+    for r in graded {
+        let (grammar, g) = r.with_grammar.as_ref().expect("filtered");
+        let kept = g.verdict == r.expected && g.failed.is_none();
+        // "No slower" within a tenth or half a second (one run each).
+        let no_slower = g.secs <= (r.ours.secs * 1.1).max(r.ours.secs + 0.5);
+        println!(
+            "| {} | `{grammar}` | {} | {} | {} | {} | {} |",
+            r.entry.entry,
+            r.ours.cell(&r.expected),
+            r.ours.secs_cell(),
+            g.cell(&r.expected),
+            g.secs_cell(),
+            if kept && g.len <= r.ours.len && no_slower {
+                "yes"
+            } else {
+                "**no**"
+            }
+        );
+    }
 }

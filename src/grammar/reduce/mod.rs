@@ -46,6 +46,7 @@
 mod grammar_reducer;
 mod gtr;
 mod hdd;
+mod nest;
 mod perses;
 mod production;
 #[cfg(test)]
@@ -157,10 +158,13 @@ pub enum TreeStrategy {
     Gtr,
     /// [`production()`].
     Production,
-    /// The default pipeline: [`grammar_reducer()`] (depth-oriented), then
+    /// The default pipeline: a deep nest first cut by the byte pipeline's
+    /// nest passes (with a grammar check) and frozen past its outer levels
+    /// (`nest`), then [`grammar_reducer()`] (depth-oriented), then
     /// [`perses()`] → [`gtr()`] → [`production()`] → [`hdd()`] repeated
     /// while they shrink the tree, then ddmin over the leaves (tokens) and
-    /// over the bytes so that the result is also 1-minimal.
+    /// over the bytes so that the result is also 1-minimal (after a deep
+    /// nest, the default byte pipeline instead).
     #[default]
     Grammar,
 }
@@ -197,6 +201,7 @@ impl TreeStrategy {
     {
         oracle.phase(self.name());
         let mut tester = Tester::new(grammar, tree, oracle);
+        let mut nested = false;
         let result = match self {
             TreeStrategy::Hdd => hdd::run(&mut tester, tree.clone()),
             TreeStrategy::Perses => perses::run(&mut tester, tree.clone()),
@@ -208,12 +213,20 @@ impl TreeStrategy {
             }
             TreeStrategy::Gtr => gtr::run(&mut tester, tree.clone()),
             TreeStrategy::Production => production::run(&mut tester, tree.clone()),
-            TreeStrategy::Grammar => pipeline(&mut tester, tree),
+            TreeStrategy::Grammar => {
+                // A deep nest: cut by the byte passes, then frozen past its
+                // outer levels (`nest`), so the tree passes never pay per level.
+                let cut = nest::cut_nest(&mut tester, tree);
+                let (start, subtree) = nest::freeze(cut.unwrap_or_else(|| tree.clone()));
+                nested = subtree.is_some();
+                let reduced = pipeline(&mut tester, &start);
+                nest::thaw(reduced, subtree)
+            }
         };
         let tree_tests = tester.stats.tests;
         let tree_bytes = result.to_bytes();
         let bytes = if *self == TreeStrategy::Grammar {
-            polish(&mut tester, &result)
+            polish(&mut tester, &result, nested)
         } else {
             tree_bytes.clone()
         };
@@ -248,8 +261,19 @@ fn pipeline<O: Oracle<u8> + ?Sized>(tester: &mut Tester<'_, O>, tree: &Tree) -> 
     }
 }
 
-/// ddmin over the tokens (leaves) of `tree`, then over the bytes.
-fn polish<O: Oracle<u8> + ?Sized>(tester: &mut Tester<'_, O>, tree: &Tree) -> Vec<u8> {
+/// ddmin over the tokens (leaves) of `tree`, then over the bytes. After a
+/// deep nest (`nested`), the default byte pipeline instead: what the nest
+/// needs past its count and shape is the byte passes' work (a token a
+/// level would be ddmin over thousands of tokens first, then over as many
+/// bytes), and so the result is never larger than theirs.
+fn polish<O: Oracle<u8> + ?Sized>(
+    tester: &mut Tester<'_, O>,
+    tree: &Tree,
+    nested: bool,
+) -> Vec<u8> {
+    if nested {
+        return crate::reduce::reduce(&tree.to_bytes(), &mut BytesOracle(tester));
+    }
     let mut tokens = Vec::new();
     collect_leaves(tree, &mut tokens);
     tokens.retain(|t| !t.is_empty());
@@ -282,12 +306,46 @@ impl<O: Oracle<u8> + ?Sized> Oracle<u8> for BytesOracle<'_, '_, O> {
         self.0.test_bytes(candidate)
     }
 
+    /// Straight to the oracle, without the memo: the byte passes ask for
+    /// batches of many thousands of long candidates (every window of a
+    /// nest), which the caller's cache answers by fingerprint; keyed by
+    /// their bytes here, they cost regex-deep's polish a third more time.
+    fn first_interesting(&mut self, candidates: &[Vec<u8>]) -> Option<usize> {
+        if self.0.oracle.exhausted() {
+            return None;
+        }
+        let before = self.0.oracle.executed();
+        let found = self.0.oracle.first_interesting(candidates);
+        // What the oracle ran, where it says (not what its cache answered).
+        self.0.stats.tests += match (before, self.0.oracle.executed()) {
+            (Some(b), Some(a)) => a - b,
+            _ => found.map_or(candidates.len(), |k| k + 1) as u64,
+        };
+        found
+    }
+
     fn exhausted(&self) -> bool {
         self.0.exhausted()
     }
 
+    fn executed(&self) -> Option<u64> {
+        self.0.oracle.executed()
+    }
+
     fn phase(&mut self, name: &'static str) {
         self.0.oracle.phase(name);
+    }
+
+    fn spans(&mut self, candidate: &[u8]) -> Option<Vec<crate::reduce::oracle::Span>> {
+        self.0.oracle.spans(candidate)
+    }
+
+    fn render(&mut self, candidate: &[u8]) -> Option<String> {
+        self.0.oracle.render(candidate)
+    }
+
+    fn failed_otherwise(&mut self, candidate: &[u8]) -> Option<bool> {
+        self.0.oracle.failed_otherwise(candidate)
     }
 }
 
@@ -414,6 +472,13 @@ fn expansion_of<'g>(grammar: &'g Grammar, node: &Tree) -> Result<&'g [Term], Inv
     let Some(rules) = grammar.rules.get(symbol) else {
         return Err(InvalidTree(format!("{symbol} is not a nonterminal")));
     };
+    if *expansion == nest::FROZEN {
+        // A frozen nest: a derivation when frozen, opaque since.
+        return match &children[..] {
+            [Tree::Leaf(_)] => Ok(&[]),
+            _ => Err(InvalidTree(format!("{symbol} frozen without its bytes"))),
+        };
+    }
     let Some(terms) = rules.get(*expansion) else {
         return Err(InvalidTree(format!(
             "{symbol} has no expansion #{expansion}"
@@ -875,6 +940,43 @@ impl<'a, O: Oracle<u8> + ?Sized> Tester<'a, O> {
         }
         if self.oracle.exhausted() {
             return None;
+        }
+        let found = self.oracle.first_interesting(&batch);
+        let evaluated = found.map_or(batch.len(), |k| k + 1);
+        self.stats.tests += evaluated as u64;
+        if !self.oracle.exhausted() {
+            for (k, bytes) in batch.into_iter().enumerate().take(evaluated) {
+                self.memo.insert(bytes, found == Some(k));
+            }
+        }
+        found.map(|k| batch_index[k]).or(known_true)
+    }
+
+    /// [`Tester::test_bytes`] for the first interesting of `candidates`,
+    /// the unknown ones sent as one batch (the oracle may run them on
+    /// several drivers).
+    pub(crate) fn first_interesting_bytes(&mut self, candidates: &[Vec<u8>]) -> Option<usize> {
+        let mut batch: Vec<Vec<u8>> = Vec::new();
+        let mut batch_index: Vec<usize> = Vec::new();
+        let mut pending: HashSet<&[u8]> = HashSet::new();
+        let mut known_true = None;
+        for (i, bytes) in candidates.iter().enumerate() {
+            match self.memo.get(bytes) {
+                Some(true) => {
+                    known_true = Some(i);
+                    break;
+                }
+                Some(false) => {}
+                None => {
+                    if pending.insert(bytes) {
+                        batch.push(bytes.clone());
+                        batch_index.push(i);
+                    }
+                }
+            }
+        }
+        if batch.is_empty() || self.oracle.exhausted() {
+            return known_true;
         }
         let found = self.oracle.first_interesting(&batch);
         let evaluated = found.map_or(batch.len(), |k| k + 1);
