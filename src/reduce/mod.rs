@@ -234,8 +234,9 @@ where
 /// the deterministic passes (see `docs/design.md`). Then each round runs,
 /// in order:
 ///
-/// 1. [`reduce_repeats`], [`truncate()`] and [`delete_chunks`]: the coarse
-///    work, cheap on big inputs (the first two in `O(log n)` tests);
+/// 1. [`reduce_repeats`], [`cut_around_nest`] (then [`reduce_repeats`]
+///    again if it cut), [`truncate()`] and [`delete_chunks`]: the coarse
+///    work, cheap on big inputs (all but the last in `O(log n)` tests);
 /// 2. [`reduce_nesting`], [`reduce_numbers`] and (on binary-looking inputs)
 ///    [`reduce_fields`]: what deletion cannot do;
 /// 3. [`delete_windows`] (on inputs of at most [`MAX_WINDOWS_INPUT`] bytes)
@@ -327,8 +328,17 @@ where
                 changed
             }};
         }
-        pass!("isolate", cut_around_nest);
+        // The nest's count first, then the company around it, then the
+        // count again if there was company: on yaml-deep (a fuzzer's nest
+        // with a 131-byte glitch at one level) cutting the glitch first left
+        // the repeats pass 8,301 B to remove instead of 18,130 (14,556 B at
+        // 60 s, against 4,854 B in 36 s), and a nest inside a document may
+        // cover too little of the input for the repeats pass to see it
+        // until the document is cut.
         pass!("repeats", reduce_repeats);
+        if pass!("isolate", cut_around_nest) {
+            pass!("repeats", reduce_repeats);
+        }
         pass!("truncate", truncate);
         pass!("chunks", delete_chunks);
         structural |= pass!("nesting", reduce_nesting);

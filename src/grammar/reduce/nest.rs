@@ -9,9 +9,9 @@
 //! to 39,600 B in 120 s under `--grammar` where the byte pipeline alone
 //! reached 17,040 B. So, before the tree passes:
 //!
-//! * [`cut_nest`]: the byte pipeline's nest passes ([`cut_around_nest`],
-//!   [`reduce_repeats`]: the text around the nest, then the nest's count and
-//!   shape in `O(log depth)` tests each) run on the tree's text; a candidate
+//! * [`cut_nest`]: the byte pipeline's nest passes ([`reduce_repeats`],
+//!   [`cut_around_nest`]: the nest's count and shape, the text around it,
+//!   in `O(log depth)` tests each) run on the tree's text; a candidate
 //!   counts only if the grammar still derives it (checked on the
 //!   interesting ones only, after the target's verdict), so the result is
 //!   parsed again into a tree;
@@ -56,8 +56,12 @@ pub(super) fn cut_nest<O: Oracle<u8> + ?Sized>(
     let bytes = tree.to_bytes();
     let grammar = tester.grammar;
     let mut gate = Derived { tester, grammar };
-    let cut = crate::reduce::cut_around_nest(&bytes, &mut gate);
-    let cut = crate::reduce::reduce_repeats(&cut, &mut gate);
+    // In the byte pipeline's order: the count, the company, the count again.
+    let mut cut = crate::reduce::reduce_repeats(&bytes, &mut gate);
+    let around = crate::reduce::cut_around_nest(&cut, &mut gate);
+    if around != cut {
+        cut = crate::reduce::reduce_repeats(&around, &mut gate);
+    }
     if cut == bytes {
         return None;
     }
