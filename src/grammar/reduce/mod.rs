@@ -265,7 +265,7 @@ fn pipeline<O: Oracle<u8> + ?Sized>(tester: &mut Tester<'_, O>, tree: &Tree) -> 
 /// deep nest (`nested`), the default byte pipeline instead: what the nest
 /// needs past its count and shape is the byte passes' work (a token a
 /// level would be ddmin over thousands of tokens first, then over as many
-/// bytes), and so the result is never larger than theirs.
+/// bytes), and the result is then a fixpoint of that pipeline too.
 fn polish<O: Oracle<u8> + ?Sized>(
     tester: &mut Tester<'_, O>,
     tree: &Tree,
