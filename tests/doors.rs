@@ -23,13 +23,7 @@ use std::time::{Duration, Instant};
 
 fn main() {
     let args = Arguments::from_args();
-    let missing = real::unavailable();
-    if let Some(why) = &missing {
-        eprintln!("doors: {why}: the tests judged by the real cargo-fuzz build are ignored");
-    }
-    let judged = |name: &str, test: fn() -> Result<(), Failed>| {
-        Trial::test(name, test).with_ignored_flag(missing.is_some())
-    };
+    let judged = judged_trials("doors");
     let no_mknod = !can_mknod();
     if no_mknod {
         eprintln!("doors: cannot make device nodes here (not root?): the device tests are ignored");
@@ -65,14 +59,6 @@ fn main() {
 }
 
 // ------------------------------------------------------------------ helpers
-
-fn check(ok: bool, msg: impl FnOnce() -> String) -> Result<(), Failed> {
-    if ok {
-        Ok(())
-    } else {
-        Err(msg().into())
-    }
-}
 
 /// The `trust` fixture, copied once per test process (shared with
 /// `trust.rs`'s copy: builds without a sanitizer go to the shared driver

@@ -24,13 +24,7 @@ use std::time::{Duration, Instant};
 
 fn main() {
     let args = Arguments::from_args();
-    let missing = real::unavailable();
-    if let Some(why) = &missing {
-        eprintln!("faithful: {why}: the tests judged by the real cargo-fuzz build are ignored");
-    }
-    let judged = |name: &str, test: fn() -> Result<(), Failed>| {
-        Trial::test(name, test).with_ignored_flag(missing.is_some())
-    };
+    let judged = judged_trials("faithful");
     let trials = vec![
         judged("heap_overflow_only_asan_sees", heap_overflow),
         judged("use_after_free_only_asan_sees", use_after_free),

@@ -10,19 +10,13 @@ mod common;
 
 use common::real;
 use common::*;
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Arguments, Failed};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 fn main() {
     let args = Arguments::from_args();
-    let missing = real::unavailable();
-    if let Some(why) = &missing {
-        eprintln!("slow: {why}: the tests judged by the real cargo-fuzz build are ignored");
-    }
-    let judged = |name: &str, test: fn() -> Result<(), Failed>| {
-        Trial::test(name, test).with_ignored_flag(missing.is_some())
-    };
+    let judged = judged_trials("slow");
     let trials = vec![
         judged(
             "a_hang_is_screened_short_and_its_result_confirmed_long",
@@ -34,14 +28,6 @@ fn main() {
         ),
     ];
     libtest_mimic::run(&args, trials).exit();
-}
-
-fn check(ok: bool, msg: impl FnOnce() -> String) -> Result<(), Failed> {
-    if ok {
-        Ok(())
-    } else {
-        Err(msg().into())
-    }
 }
 
 /// The `doors` fixture built by `cargo +nightly fuzz build`.

@@ -20,13 +20,7 @@ use std::time::{Duration, Instant};
 
 fn main() {
     let args = Arguments::from_args();
-    let missing = real::unavailable();
-    if let Some(why) = &missing {
-        eprintln!("trust: {why}: the tests judged by the real cargo-fuzz build are ignored");
-    }
-    let judged = |name: &str, test: fn() -> Result<(), Failed>| {
-        Trial::test(name, test).with_ignored_flag(missing.is_some())
-    };
+    let judged = judged_trials("trust");
     let trials = vec![
         Trial::test(
             "emit_test_never_lands_on_the_artifact_or_the_result",
@@ -83,14 +77,6 @@ fn main() {
 }
 
 // ------------------------------------------------------------------ helpers
-
-fn check(ok: bool, msg: impl FnOnce() -> String) -> Result<(), Failed> {
-    if ok {
-        Ok(())
-    } else {
-        Err(msg().into())
-    }
-}
 
 /// The `trust` fixture, copied once per test process (builds without a
 /// sanitizer go to the shared driver directory, `common::run`).

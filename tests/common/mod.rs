@@ -840,3 +840,26 @@ pub fn artifact(root: &Path, target: &str, name: &str, data: &[u8]) -> PathBuf {
     let _ = std::fs::remove_file(reduced_path(&path));
     path
 }
+
+/// `Ok` when `ok`, else a failure with `msg`'s text (for libtest-mimic
+/// trials, which return `Result<(), Failed>`).
+pub fn check(ok: bool, msg: impl FnOnce() -> String) -> Result<(), libtest_mimic::Failed> {
+    if ok {
+        Ok(())
+    } else {
+        Err(msg().into())
+    }
+}
+
+/// A libtest-mimic trial's body.
+pub type TrialFn = fn() -> Result<(), libtest_mimic::Failed>;
+
+/// Makes trials judged by the real `cargo fuzz build` binary: ignored,
+/// with one note naming `suite`, where that build is unavailable.
+pub fn judged_trials(suite: &str) -> impl Fn(&str, TrialFn) -> libtest_mimic::Trial {
+    let missing = real::unavailable();
+    if let Some(why) = &missing {
+        eprintln!("{suite}: {why}: the tests judged by the real cargo-fuzz build are ignored");
+    }
+    move |name, test| libtest_mimic::Trial::test(name, test).with_ignored_flag(missing.is_some())
+}

@@ -912,44 +912,22 @@ impl<'a, O: Oracle<u8> + ?Sized> Tester<'a, O> {
     /// order; remembered answers are reused, the rest goes to the oracle as
     /// one batch.
     pub(crate) fn first_interesting(&mut self, candidates: &[Tree]) -> Option<usize> {
-        let mut batch: Vec<Vec<u8>> = Vec::new();
-        let mut batch_index: Vec<usize> = Vec::new();
-        let mut pending: HashSet<Vec<u8>> = HashSet::new();
-        let mut known_true = None;
+        // The valid candidates' bytes, up to the first one known interesting.
+        let mut bytes = Vec::new();
+        let mut index = Vec::new();
         for (i, candidate) in candidates.iter().enumerate() {
             if !self.valid(candidate) {
                 continue;
             }
-            let bytes = candidate.to_bytes();
-            match self.memo.get(&bytes) {
-                Some(true) => {
-                    known_true = Some(i);
-                    break;
-                }
-                Some(false) => {}
-                None => {
-                    if pending.insert(bytes.clone()) {
-                        batch.push(bytes);
-                        batch_index.push(i);
-                    }
-                }
+            let b = candidate.to_bytes();
+            let known = self.memo.get(&b) == Some(&true);
+            bytes.push(b);
+            index.push(i);
+            if known {
+                break;
             }
         }
-        if batch.is_empty() {
-            return known_true;
-        }
-        if self.oracle.exhausted() {
-            return None;
-        }
-        let found = self.oracle.first_interesting(&batch);
-        let evaluated = found.map_or(batch.len(), |k| k + 1);
-        self.stats.tests += evaluated as u64;
-        if !self.oracle.exhausted() {
-            for (k, bytes) in batch.into_iter().enumerate().take(evaluated) {
-                self.memo.insert(bytes, found == Some(k));
-            }
-        }
-        found.map(|k| batch_index[k]).or(known_true)
+        self.first_interesting_bytes(&bytes).map(|k| index[k])
     }
 
     /// [`Tester::test_bytes`] for the first interesting of `candidates`,
@@ -975,8 +953,11 @@ impl<'a, O: Oracle<u8> + ?Sized> Tester<'a, O> {
                 }
             }
         }
-        if batch.is_empty() || self.oracle.exhausted() {
+        if batch.is_empty() {
             return known_true;
+        }
+        if self.oracle.exhausted() {
+            return None;
         }
         let found = self.oracle.first_interesting(&batch);
         let evaluated = found.map_or(batch.len(), |k| k + 1);
