@@ -12,7 +12,9 @@ use common::real;
 use common::*;
 use libtest_mimic::{Arguments, Failed};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 fn main() {
     let args = Arguments::from_args();
@@ -25,6 +27,10 @@ fn main() {
         judged(
             "a_nest_after_kilobytes_of_statements_is_cut_around_in_a_few_tests",
             nest_in_a_document,
+        ),
+        judged(
+            "a_timeout_is_judged_by_the_clock_of_the_real_binary",
+            timeout_on_libfuzzers_clock,
         ),
     ];
     libtest_mimic::run(&args, trials).exit();
@@ -137,5 +143,58 @@ fn nest_in_a_document() -> Result<(), Failed> {
             judged.verdict, original.verdict, judged.output
         )
     })?;
+    Ok(())
+}
+
+/// How long the real binary takes to run `file` (the whole process).
+fn real_run_time(binary: &Path, file: &Path) -> Duration {
+    let started = Instant::now();
+    let out = Command::new(binary)
+        .arg("-timeout=100")
+        .arg(file)
+        .output()
+        .expect("the real fuzz binary runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    started.elapsed()
+}
+
+/// A target whose run is nearly all comparisons (`compare_rounds`) runs
+/// several times as long under `cargo fuzz run`, whose runtime does work in
+/// every comparison's tracing hook, as without that work. An artifact
+/// sized so that the real binary runs it about 3.5 s (libFuzzer reports it
+/// at `-timeout=1`, which needs 2 s) must reproduce here as a timeout, and
+/// its result must time out under the real binary. Without the shim's
+/// faithful comparison hooks the driver ran it in about a third of that and
+/// said it does not time out.
+fn timeout_on_libfuzzers_clock() -> Result<(), Failed> {
+    let (root, bins) = built();
+    let _serial = lock_target("doors-slow");
+    let binary = bins.join("compares");
+    let probe = root.join("compares-probe");
+    std::fs::write(&probe, b"C").unwrap();
+    let startup = real_run_time(&binary, &probe).min(real_run_time(&binary, &probe));
+    std::fs::write(&probe, [b'C'; 20]).unwrap();
+    let twenty = real_run_time(&binary, &probe).saturating_sub(startup);
+    let per_c = twenty.as_secs_f64() / 19.0;
+    let n = (3.5 / per_c).ceil() as usize;
+    let mut data = vec![b'.'; 64];
+    data.extend(std::iter::repeat_n(b'C', n));
+    let a = artifact(root, "compares", "timeout-clock", &data);
+    let original = real::judge(root, &binary, &a, &["-timeout=1"]);
+    check(original.verdict.kind == "timeout", || {
+        format!("{n} Cs at {per_c:.4} s each: {}", original.output)
+    })?;
+    let v = reduce(root, &a, &["--max-time", "30", "--", "-timeout=1"])?;
+    check(v["signature"]["kind"] == "timeout", || v.to_string())?;
+    let result = std::fs::read(reduced_path(&a)).unwrap();
+    check(result.len() < data.len(), || {
+        format!("{} bytes", result.len())
+    })?;
+    let judged = real::judge(root, &binary, &reduced_path(&a), &["-timeout=1"]);
+    check(judged.verdict.kind == "timeout", || judged.output.clone())?;
     Ok(())
 }

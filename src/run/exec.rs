@@ -72,6 +72,14 @@ pub struct ExecConfig {
     /// that hangs; the results that are written are confirmed at `timeout`
     /// in a fresh process.
     pub screen_hangs: Option<Duration>,
+    /// Comparisons cost in the driver what libFuzzer's runtime makes them
+    /// cost in the real binary (its comparison-tracing and `memcmp` hooks'
+    /// work, in the shim's `sancov::trace`), so that an input runs about
+    /// as long here as under `cargo fuzz run`: on wherever the clock
+    /// decides (reproducing an artifact, a timeout's reduction); off for a
+    /// crash's reduction, where it would only slow each test (up to 2.2
+    /// times on cpp_demangle 0.2).
+    pub faithful_compares: bool,
 }
 
 impl ExecConfig {
@@ -85,6 +93,7 @@ impl ExecConfig {
             fork_server: true,
             hang_samples: HANG_SAMPLES,
             screen_hangs: None,
+            faithful_compares: true,
         }
     }
 }
@@ -212,6 +221,22 @@ impl Executor {
     /// How many stacks a hang is sampled for ([`ExecConfig::hang_samples`]).
     pub fn set_hang_samples(&mut self, n: usize) {
         self.config.hang_samples = n;
+    }
+
+    /// Whether comparisons cost what they cost under libFuzzer
+    /// ([`ExecConfig::faithful_compares`]): told to a running driver (a
+    /// `K` request, which its later children keep), or a new one is started
+    /// so.
+    pub fn set_faithful_compares(&mut self, on: bool) {
+        if self.config.faithful_compares == on {
+            return;
+        }
+        self.config.faithful_compares = on;
+        if let Some(d) = self.driver.as_mut() {
+            if d.stdin.write_all(&[b'K', u8::from(on)]).is_err() {
+                self.kill_driver();
+            }
+        }
     }
 
     /// Screen hangs at a shorter limit than the timeout
@@ -764,6 +789,10 @@ impl Driver {
             .env("RC_RSS_LIMIT_MB", config.rss_limit_mb.to_string())
             .env("RC_MALLOC_LIMIT_MB", config.malloc_limit_mb.to_string())
             .env("RC_FORK_SERVER", if config.fork_server { "1" } else { "0" })
+            .env(
+                "RC_COMPARES",
+                if config.faithful_compares { "1" } else { "0" },
+            )
             .env("RUST_BACKTRACE", "0")
             .env("ASAN_OPTIONS", asan_options())
             // Own process group: Ctrl-C in the terminal must reach us, not the driver.
@@ -850,7 +879,7 @@ impl Driver {
             Ok(m) => m,
             Err(e) => return Err(fail(&mut driver, format!("no greeting ({e:?})"))),
         };
-        if &magic[..4] != b"RCD4" {
+        if &magic[..4] != b"RCD5" {
             return Err(fail(&mut driver, "unexpected greeting".into()));
         }
         let typed = magic[4] != 0;

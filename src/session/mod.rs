@@ -805,6 +805,9 @@ pub fn reduce_reproduced(
     // A timeout's candidates are screened short; what is written is
     // confirmed at the full limit (`publish`).
     exec.set_screen_hangs((signature.kind == CrashKind::Timeout).then_some(SCREEN_HANGS));
+    // Only a timeout is judged by the clock: a crash's candidates run
+    // without libFuzzer's cost of comparisons.
+    exec.set_faithful_compares(signature.kind == CrashKind::Timeout);
     let started = Instant::now();
     let original_len = data.len();
     let mut passes = crate::reduce::PassLog::default();
@@ -978,6 +981,10 @@ pub fn reduce_reproduced(
         }
         _ => None,
     };
+    // The next user of this driver may reproduce an artifact (a campaign's
+    // next one): the clock counts again. The driver starts anew only if it
+    // runs anything more.
+    exec.set_faithful_compares(true);
     let reproduce = reproduce_line(
         project,
         target,

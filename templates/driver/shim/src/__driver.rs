@@ -3,7 +3,7 @@
 //!
 //! Wire protocol (all integers little-endian; `str` = u32 length + UTF-8):
 //!
-//! * at start-up the driver sends `HELLO`: `b"RCD4"`, u8 typed, u8 init_ok,
+//! * at start-up the driver sends `HELLO`: `b"RCD5"`, u8 typed, u8 init_ok,
 //!   and if `init_ok == 0` the init panic's message and location (`str`,
 //!   `str`) and nothing more; else u8 fork server (0/1) and u32 the pid of
 //!   the process that runs inputs;
@@ -16,6 +16,9 @@
 //!   - `b'V'` the same, with value-level caching (typed targets): inputs that
 //!     decode to a value already run are answered without running it again;
 //!   - `b'F'` u32 count, count × u64: value keys known to kill the driver;
+//!   - `b'K'` u8 on: whether comparisons cost what libFuzzer's hooks make
+//!     them cost (`sancov::trace`; at start-up `RC_COMPARES`, default on),
+//!     for every input from here on, in later children too;
 //!   - `b'S'` u32 len, bytes: probe which bytes form which draws (spans);
 //!   - `b'D'` u32 len, bytes: the `Debug` form of an input;
 //!   - `b'C'` u32 len, bytes: run one input with coverage: its outcome frame
@@ -84,12 +87,15 @@ pub fn main(target: Target) -> i32 {
     // A parent that went away shows up as a failed write, as it does for a
     // Rust `main` (libFuzzer's `main` does the same for its own pipes).
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    crate::sancov::trace::set_faithful_compares(
+        std::env::var_os("RC_COMPARES").is_none_or(|v| v != "0"),
+    );
     crate::signals::install();
     crate::stack::init();
     crate::serve::install_panic_hook();
     unsafe { libc::atexit(crate::serve::on_exit) };
 
-    let mut hello = b"RCD4".to_vec();
+    let mut hello = b"RCD5".to_vec();
     hello.push(u8::from(target.typed));
     if panic::catch_unwind(target.init).is_ok() {
         // `init:` may have installed a hook of the target's own.

@@ -45,6 +45,21 @@ pub fn set_phase(phase: Phase) {
     }
 }
 
+/// The shared page's second byte: whether comparisons cost what they cost
+/// under libFuzzer (`K` requests), for the server to hand to the children
+/// it forks next.
+pub fn set_compares(on: bool) {
+    let p = PHASE.load(Ordering::Relaxed);
+    if !p.is_null() {
+        unsafe { (*p.add(1)).store(u8::from(on), Ordering::Relaxed) };
+    }
+}
+
+fn compares() -> Option<bool> {
+    let p = PHASE.load(Ordering::Relaxed);
+    (!p.is_null()).then(|| unsafe { (*p.add(1)).load(Ordering::Relaxed) } != 0)
+}
+
 fn phase() -> u8 {
     let p = PHASE.load(Ordering::Relaxed);
     if p.is_null() {
@@ -93,12 +108,16 @@ pub fn run(target: &Target, input: File, mut output: File, mut hello: Vec<u8>, l
         crate::serve::serve(target, input, output)
     }
     PHASE.store(page.cast(), Ordering::Relaxed);
+    set_compares(crate::sancov::trace::faithful_compares());
     hello.push(1);
     // The message to send once the next child's pid is known: the greeting,
     // then a death report per child.
     let mut pending = hello;
     loop {
         set_phase(Phase::Idle);
+        if let Some(on) = compares() {
+            crate::sancov::trace::set_faithful_compares(on);
+        }
         let out = unsafe { libc::memfd_create(c"rc-output".as_ptr(), libc::MFD_CLOEXEC) };
         let pid = unsafe { libc::fork() };
         if pid == 0 {

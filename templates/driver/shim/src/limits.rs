@@ -179,7 +179,7 @@ impl Line {
 mod hooks {
     use super::{Line, MALLOC_LIMIT_MB, OOM_EXIT};
     use std::os::raw::c_void;
-    use std::sync::atomic::Ordering;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     unsafe extern "C" {
         fn __sanitizer_install_malloc_and_free_hooks(
@@ -193,7 +193,13 @@ mod hooks {
         unsafe { __sanitizer_install_malloc_and_free_hooks(malloc_hook, free_hook) };
     }
 
+    /// libFuzzer's hooks count every allocation and free (`MallocFreeTracer`);
+    /// so do these, for the same cost per call.
+    static MALLOCS: AtomicUsize = AtomicUsize::new(0);
+    static FREES: AtomicUsize = AtomicUsize::new(0);
+
     extern "C" fn malloc_hook(_ptr: *const c_void, size: usize) {
+        MALLOCS.fetch_add(1, Ordering::Relaxed);
         let limit = MALLOC_LIMIT_MB.load(Ordering::Relaxed);
         if limit == 0 || (size >> 20) < limit {
             return;
@@ -211,7 +217,9 @@ mod hooks {
         unsafe { libc::_exit(OOM_EXIT) }
     }
 
-    extern "C" fn free_hook(_ptr: *const c_void) {}
+    extern "C" fn free_hook(_ptr: *const c_void) {
+        FREES.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// The counting allocator of builds without a sanitizer.

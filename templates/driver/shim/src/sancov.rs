@@ -87,34 +87,232 @@ fn object_base(pc: usize) -> usize {
 pub extern "C" fn __sanitizer_cov_trace_pc_indir(_callee: usize) {}
 
 /// Comparison tracing (`-sanitizer-coverage-trace-compares`) feeds
-/// libFuzzer's mutation dictionaries only: no-ops here. With a sanitizer its
-/// runtime defines them.
-#[cfg(rc_no_sanitizer)]
-mod trace {
+/// libFuzzer's mutation dictionaries and value profile, never its features.
+/// Its hooks are defined here all the same (overriding a sanitizer runtime's
+/// weak no-ops), to do the work libFuzzer's do: record the operands in a
+/// table of recent compares and set two value-profile bits per comparison
+/// (`TracePC::HandleCmp`). That work is a large share of a comparison-heavy
+/// target's time in the real binary (cpp_demangle 0.2: 2.2 times the run
+/// without it), and a timeout is judged by the clock: with it, an input runs
+/// about as long here as under `cargo fuzz run`, so a timeout artifact that
+/// libFuzzer reports reproduces here and a reduced one is not held to a
+/// longer run than libFuzzer needs. [`set_faithful_compares`] turns it off
+/// where no clock matters (a crash's reduction: speed).
+pub mod trace {
+    use std::cell::UnsafeCell;
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+    static ON: AtomicBool = AtomicBool::new(true);
+
+    /// Whether comparisons cost what they cost under libFuzzer (the default).
+    pub fn set_faithful_compares(on: bool) {
+        ON.store(on, Relaxed);
+    }
+
+    pub fn faithful_compares() -> bool {
+        ON.load(Relaxed)
+    }
+
+    /// libFuzzer's tables: 2^16 value-profile bits, 32 recent compares of
+    /// each width. Written without synchronisation, as libFuzzer's are;
+    /// never read.
+    struct Tables {
+        bits: UnsafeCell<[u64; (1 << 16) / 64]>,
+        recent4: UnsafeCell<[(u32, u32); 32]>,
+        recent8: UnsafeCell<[(u64, u64); 32]>,
+        recent_words: UnsafeCell<[([u8; 64], [u8; 64]); 32]>,
+    }
+    unsafe impl Sync for Tables {}
+    static TABLES: Tables = Tables {
+        bits: UnsafeCell::new([0; (1 << 16) / 64]),
+        recent4: UnsafeCell::new([(0, 0); 32]),
+        recent8: UnsafeCell::new([(0, 0); 32]),
+        recent_words: UnsafeCell::new([([0; 64], [0; 64]); 32]),
+    };
+
+    #[inline(always)]
+    fn add_value(v: u64) {
+        let i = (v % (1 << 16)) as usize;
+        unsafe {
+            let w = &mut (*TABLES.bits.get())[i / 64];
+            *w = std::ptr::read_volatile(w) | (1 << (i % 64));
+        }
+    }
+
+    /// `TracePC::HandleCmp`, with a site number standing in for the
+    /// caller's PC (which stable Rust cannot read): the same work per call.
+    #[inline(always)]
+    fn handle(site: u64, a: u64, b: u64, width: u32) {
+        if !ON.load(Relaxed) {
+            return;
+        }
+        let xor = a ^ b;
+        unsafe {
+            let slot = (xor % 32) as usize;
+            match width {
+                4 => std::ptr::write_volatile(&mut (*TABLES.recent4.get())[slot], (a as u32, b as u32)),
+                8 => std::ptr::write_volatile(&mut (*TABLES.recent8.get())[slot], (a, b)),
+                _ => {}
+            }
+        }
+        let hamming = u64::from(xor.count_ones());
+        let distance = if a == b { 0 } else { u64::from(a.wrapping_sub(b).leading_zeros()) + 1 };
+        let pc = site.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40;
+        add_value(pc.wrapping_mul(128).wrapping_add(hamming));
+        add_value(pc.wrapping_mul(128).wrapping_add(64 + distance));
+    }
+
     #[unsafe(no_mangle)]
-    pub extern "C" fn __sanitizer_cov_trace_cmp1(_a: u8, _b: u8) {}
+    pub extern "C" fn __sanitizer_cov_trace_cmp1(a: u8, b: u8) {
+        handle(1, a.into(), b.into(), 1)
+    }
     #[unsafe(no_mangle)]
-    pub extern "C" fn __sanitizer_cov_trace_cmp2(_a: u16, _b: u16) {}
+    pub extern "C" fn __sanitizer_cov_trace_cmp2(a: u16, b: u16) {
+        handle(2, a.into(), b.into(), 2)
+    }
     #[unsafe(no_mangle)]
-    pub extern "C" fn __sanitizer_cov_trace_cmp4(_a: u32, _b: u32) {}
+    pub extern "C" fn __sanitizer_cov_trace_cmp4(a: u32, b: u32) {
+        handle(4, a.into(), b.into(), 4)
+    }
     #[unsafe(no_mangle)]
-    pub extern "C" fn __sanitizer_cov_trace_cmp8(_a: u64, _b: u64) {}
+    pub extern "C" fn __sanitizer_cov_trace_cmp8(a: u64, b: u64) {
+        handle(8, a, b, 8)
+    }
     #[unsafe(no_mangle)]
-    pub extern "C" fn __sanitizer_cov_trace_const_cmp1(_a: u8, _b: u8) {}
+    pub extern "C" fn __sanitizer_cov_trace_const_cmp1(a: u8, b: u8) {
+        handle(11, a.into(), b.into(), 1)
+    }
     #[unsafe(no_mangle)]
-    pub extern "C" fn __sanitizer_cov_trace_const_cmp2(_a: u16, _b: u16) {}
+    pub extern "C" fn __sanitizer_cov_trace_const_cmp2(a: u16, b: u16) {
+        handle(12, a.into(), b.into(), 2)
+    }
     #[unsafe(no_mangle)]
-    pub extern "C" fn __sanitizer_cov_trace_const_cmp4(_a: u32, _b: u32) {}
+    pub extern "C" fn __sanitizer_cov_trace_const_cmp4(a: u32, b: u32) {
+        handle(14, a.into(), b.into(), 4)
+    }
     #[unsafe(no_mangle)]
-    pub extern "C" fn __sanitizer_cov_trace_const_cmp8(_a: u64, _b: u64) {}
+    pub extern "C" fn __sanitizer_cov_trace_const_cmp8(a: u64, b: u64) {
+        handle(18, a, b, 8)
+    }
+    /// libFuzzer skips switches over small values and compares the value
+    /// with its two neighbouring cases.
     #[unsafe(no_mangle)]
-    pub extern "C" fn __sanitizer_cov_trace_switch(_val: u64, _cases: *const u64) {}
+    pub unsafe extern "C" fn __sanitizer_cov_trace_switch(val: u64, cases: *const u64) {
+        if !ON.load(Relaxed) || cases.is_null() {
+            return;
+        }
+        let n = unsafe { *cases } as usize;
+        if n == 0 {
+            return;
+        }
+        let vals = unsafe { std::slice::from_raw_parts(cases.add(2), n) };
+        if vals[n - 1] < 256 || val < 256 {
+            return;
+        }
+        let (mut smaller, mut larger, mut i) = (0, u64::MAX, 0);
+        while i < n {
+            if val < vals[i] {
+                larger = vals[i];
+                break;
+            }
+            if val > vals[i] {
+                smaller = vals[i];
+            }
+            i += 1;
+        }
+        handle(20 + 2 * i as u64, val, smaller, 8);
+        handle(21 + 2 * i as u64, val, larger, 8);
+    }
+    /// A sanitizer's `memcmp`/`bcmp`/`strncmp`/`strcmp` interceptors call
+    /// these; libFuzzer's record the first 64 bytes of unequal operands
+    /// (`TracePC::AddValueForMemcmp`).
+    #[inline(always)]
+    fn memcmp_like(s1: *const u8, s2: *const u8, n: usize, result: i32, stop_at_zero: bool) {
+        if !ON.load(Relaxed) || result == 0 || n <= 1 || s1.is_null() || s2.is_null() {
+            return;
+        }
+        let len = n.min(64);
+        let (mut b1, mut b2) = ([0u8; 64], [0u8; 64]);
+        unsafe {
+            std::ptr::copy_nonoverlapping(s1, b1.as_mut_ptr(), len);
+            std::ptr::copy_nonoverlapping(s2, b2.as_mut_ptr(), len);
+        }
+        let mut hash = 0usize;
+        for i in 0..len {
+            hash ^= (usize::from(b1[i]) << 8) | usize::from(b2[i]);
+        }
+        let mut i = 0;
+        let mut hamming = 0;
+        while i < len {
+            if b1[i] != b2[i] || (stop_at_zero && b1[i] == 0) {
+                hamming = (b1[i] ^ b2[i]).count_ones() as usize;
+                break;
+            }
+            i += 1;
+        }
+        let idx = ((s1 as usize) & 4095 | (i << 12)) + hamming;
+        add_value(idx as u64);
+        let slot = (idx ^ hash) % 32;
+        unsafe {
+            let words = &mut *TABLES.recent_words.get();
+            words[slot].0[..len].copy_from_slice(&b1[..len]);
+            words[slot].1[..len].copy_from_slice(&b2[..len]);
+        }
+    }
+
+    #[cfg(rc_any_sanitizer)]
     #[unsafe(no_mangle)]
-    pub extern "C" fn __sanitizer_cov_trace_div4(_val: u32) {}
+    pub unsafe extern "C" fn __sanitizer_weak_hook_memcmp(
+        _pc: *const u8,
+        s1: *const u8,
+        s2: *const u8,
+        n: usize,
+        result: i32,
+    ) {
+        memcmp_like(s1, s2, n, result, false)
+    }
+    #[cfg(rc_any_sanitizer)]
     #[unsafe(no_mangle)]
-    pub extern "C" fn __sanitizer_cov_trace_div8(_val: u64) {}
+    pub unsafe extern "C" fn __sanitizer_weak_hook_strncmp(
+        _pc: *const u8,
+        s1: *const u8,
+        s2: *const u8,
+        n: usize,
+        result: i32,
+    ) {
+        if s1.is_null() || s2.is_null() {
+            return;
+        }
+        // libFuzzer bounds the length by the shorter string.
+        let mut len = 0;
+        while len < n && len < 64 && unsafe { *s1.add(len) != 0 && *s2.add(len) != 0 } {
+            len += 1;
+        }
+        memcmp_like(s1, s2, len + 1, result, true)
+    }
+    #[cfg(rc_any_sanitizer)]
     #[unsafe(no_mangle)]
-    pub extern "C" fn __sanitizer_cov_trace_gep(_idx: usize) {}
+    pub unsafe extern "C" fn __sanitizer_weak_hook_strcmp(
+        pc: *const u8,
+        s1: *const u8,
+        s2: *const u8,
+        result: i32,
+    ) {
+        unsafe { __sanitizer_weak_hook_strncmp(pc, s1, s2, 64, result) }
+    }
+
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_trace_div4(val: u32) {
+        handle(30, val.into(), 0, 4)
+    }
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_trace_div8(val: u64) {
+        handle(31, val, 0, 8)
+    }
+    #[unsafe(no_mangle)]
+    pub extern "C" fn __sanitizer_cov_trace_gep(idx: usize) {
+        handle(32, idx as u64, 0, 8)
+    }
 }
 
 /// Stack-depth tracing (`-sanitizer-coverage-stack-depth`, which cargo-fuzz

@@ -409,6 +409,14 @@ pub fn serve(target: &Target, input: File, mut output: File) -> ! {
                     values.fatal.insert(u64::from_le_bytes(key));
                 }
             }
+            b'K' => {
+                let mut on = [0u8; 1];
+                if input.read_exact(&mut on).is_err() {
+                    quit(0);
+                }
+                crate::sancov::trace::set_faithful_compares(on[0] != 0);
+                crate::fork_server::set_compares(on[0] != 0);
+            }
             b'S' => {
                 let mut data = Vec::new();
                 if read_bytes(&mut input, &mut data).is_none() {
