@@ -176,6 +176,55 @@ fn shrinking_keeps_libfuzzers_coverage_with_fewer_bytes() {
     );
 }
 
+/// `-j 2`: two drivers share the work, and the corpus they write is the one
+/// a single driver writes (entries are shrunk independently).
+#[test]
+fn two_drivers_write_what_one_driver_writes() {
+    let fuzz = example().join("fuzz");
+    let corpus = fuzz.join("corpus/jobs");
+    write_corpus(&corpus, "corpus-jobs", 30);
+    let mut outputs = Vec::new();
+    for jobs in ["1", "2"] {
+        let out = fuzz.join(format!("corpus/jobs.j{jobs}"));
+        let _ = std::fs::remove_dir_all(&out);
+        let run = run(
+            &[
+                "--corpus",
+                "fuzz/corpus/jobs",
+                "-t",
+                "parse",
+                "-j",
+                jobs,
+                "-o",
+                out.to_str().unwrap(),
+                "--message-format",
+                "json",
+            ],
+            example(),
+        );
+        run.assert_code(0).assert_no_panic();
+        let done = run.message("corpus-finished");
+        assert_eq!(done["drivers"], jobs.parse::<u64>().unwrap(), "{done}");
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().into_string().unwrap(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        files.sort();
+        outputs.push(files);
+    }
+    assert!(!outputs[0].is_empty());
+    assert_eq!(
+        outputs[0], outputs[1],
+        "-j 1 and -j 2 wrote different corpora"
+    );
+}
+
 #[test]
 fn in_place_replaces_the_corpus_only_after_verifying_it() {
     let fuzz = example().join("fuzz");

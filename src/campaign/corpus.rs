@@ -33,7 +33,7 @@ use crate::reduce::Strategy;
 use crate::run::coverage::Features;
 use crate::run::outcome::Outcome;
 use crate::run::target::RunningTarget;
-pub use crate::session::report::{CorpusProgress, CorpusSummary};
+pub use crate::session::report::{CorpusPhase, CorpusProgress, CorpusSummary};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -61,6 +61,9 @@ pub struct CorpusOptions {
     /// Checked between tests: once it returns `true` (Ctrl-C), shrinking
     /// stops and the remaining entries are kept unshrunk (coverage intact).
     pub stop: fn() -> bool,
+    /// Drivers at work at once ([`shrink_corpus`] starts the others as
+    /// siblings of the one it is given).
+    pub jobs: usize,
 }
 
 impl Default for CorpusOptions {
@@ -71,6 +74,7 @@ impl Default for CorpusOptions {
             max_tests_per_input: Some(5_000),
             max_time: None,
             stop: || false,
+            jobs: 1,
         }
     }
 }
@@ -104,104 +108,267 @@ pub struct Minimized {
     pub interrupted: bool,
 }
 
-/// Minimizes `entries` under `measure` (see the module docs).
+/// Minimizes `entries` under `measure` (see the module docs) with one
+/// measuring function: [`minimize_with`] with a single worker.
 pub fn minimize<M>(
     entries: &[Vec<u8>],
-    mut measure: M,
+    measure: M,
+    opts: &CorpusOptions,
+    progress: impl FnMut(CorpusProgress),
+) -> Minimized
+where
+    M: FnMut(&[u8]) -> Measure + Send,
+{
+    minimize_with(entries, vec![measure], opts, progress)
+}
+
+/// One piece of work for a worker: measure entry `i` (twice), or shrink
+/// it while it keeps its `need`.
+enum Job {
+    Measure(usize),
+    Shrink(usize),
+}
+
+/// What a worker sends back.
+enum Done {
+    Measured(usize, Measure, Measure),
+    Shrunk(usize, Option<(Vec<u8>, Features)>, bool),
+}
+
+/// Minimizes `entries` with one worker per measuring function in
+/// `measures` (one driver each; entries are independent, so the work splits
+/// without changing what is kept):
+///
+/// 1. every entry measured twice, by whichever worker is free;
+/// 2. smallest first, an entry is kept when it adds a stable feature to
+///    those kept before it (what it adds is its *need*), as libFuzzer's
+///    merge does;
+/// 3. the kept entries shrunk, largest first (the budget goes where the
+///    bytes are), each while it covers its need and never fails; an entry
+///    reached after `max_time` or a stop is kept whole;
+/// 4. the shrunk entries, smallest first, covered again: one whose
+///    features (shrinking can reach new ones) the others already have is
+///    dropped.
+///
+/// Every stable feature of the old corpus is covered by the new one.
+pub fn minimize_with<M>(
+    entries: &[Vec<u8>],
+    measures: Vec<M>,
     opts: &CorpusOptions,
     mut progress: impl FnMut(CorpusProgress),
 ) -> Minimized
 where
-    M: FnMut(&[u8]) -> Measure,
+    M: FnMut(&[u8]) -> Measure + Send,
 {
+    assert!(!measures.is_empty(), "at least one worker");
     let started = Instant::now();
+    let deadline = opts.max_time.map(|t| started + t);
     let mut out = Minimized::default();
-    let mut runs = 0u64;
-    let mut count = |m: &mut M, bytes: &[u8]| {
-        runs += 1;
-        m(bytes)
-    };
-    // 1. Stable features of every entry.
-    let mut stable: Vec<Option<Features>> = Vec::with_capacity(entries.len());
-    for (i, e) in entries.iter().enumerate() {
-        let first = count(&mut measure, e);
-        let second = count(&mut measure, e);
-        match (first, second) {
-            (Measure::Covered(a), Measure::Covered(b)) => {
-                let s = a.intersection(&b);
-                out.unstable_features += a.len() + b.len() - 2 * s.len();
-                out.features.extend(&s);
-                stable.push(Some(s));
-            }
-            (Measure::Failed(why), _) | (_, Measure::Failed(why)) => {
-                out.failed.push((i, why));
-                stable.push(None);
-            }
-        }
-    }
-    // 2. Smallest first; keep what adds coverage, shrunk.
-    let mut order: Vec<usize> = (0..entries.len())
-        .filter(|&i| stable[i].is_some())
-        .collect();
-    order.sort_by(|&a, &b| (entries[a].len(), &entries[a]).cmp(&(entries[b].len(), &entries[b])));
-    let universe = out.features.clone();
-    let mut covered = Features::new();
     let bytes_before: usize = entries.iter().map(Vec::len).sum();
-    let mut bytes_after = 0usize;
-    for (done, &i) in order.iter().enumerate() {
-        let own = stable[i].as_ref().expect("measured");
-        let need = own.difference(&covered);
-        if need.is_empty() {
-            out.redundant += 1;
-        } else {
-            let remaining = opts.max_time.map(|t| t.saturating_sub(started.elapsed()));
-            let mut kept = Kept {
-                source: i,
-                bytes: entries[i].clone(),
-                features: own.clone(),
-            };
-            if (opts.stop)() {
-                out.interrupted = true;
-            }
-            if opts.shrink && remaining != Some(Duration::ZERO) && !out.interrupted {
-                let mut shrinker = Shrinker::new().strategy(opts.strategy).stop_when(opts.stop);
-                if let Some(n) = opts.max_tests_per_input {
-                    shrinker = shrinker.max_tests(n);
-                }
-                if let Some(t) = remaining {
-                    shrinker = shrinker.max_time(t);
-                }
-                let shrunk = shrinker.shrink(&entries[i], |c| match count(&mut measure, c) {
-                    Measure::Covered(f) => f.contains_all(&need),
-                    Measure::Failed(_) => false,
-                });
-                if shrunk.budget_exhausted {
-                    out.budget_hit += 1;
-                }
-                if shrunk.input != entries[i] {
-                    // Measured once more: a result that only passed by
-                    // chance (unstable coverage) is not kept.
-                    if let Measure::Covered(f) = count(&mut measure, &shrunk.input) {
-                        if f.contains_all(&need) {
-                            kept.bytes = shrunk.input;
-                            kept.features = f.intersection(&universe);
+    // Work goes out on one channel, shared by the workers; they stop when
+    // it closes (the coordinating closure below ends, dropping its sender).
+    let (job_tx, job_rx) = std::sync::mpsc::channel::<Job>();
+    for i in 0..entries.len() {
+        job_tx.send(Job::Measure(i)).expect("receiver alive");
+    }
+    let queue = std::sync::Mutex::new(job_rx);
+    // Each entry's need, once known (read by the workers that shrink).
+    let needs: std::sync::RwLock<Vec<Option<Features>>> =
+        std::sync::RwLock::new(vec![None; entries.len()]);
+    let stopped = std::sync::atomic::AtomicBool::new(false);
+    let runs = std::sync::atomic::AtomicU64::new(0);
+    let (tx, rx) = std::sync::mpsc::channel::<Done>();
+
+    let mut stable: Vec<Option<Features>> = vec![None; entries.len()];
+    let mut kept: Vec<Kept> = Vec::new();
+    let mut universe = Features::new();
+    std::thread::scope(|scope| {
+        let job_tx = job_tx;
+        for mut measure in measures {
+            let tx = tx.clone();
+            let (queue, needs, stopped, runs) = (&queue, &needs, &stopped, &runs);
+            scope.spawn(move || {
+                let mut count = |bytes: &[u8]| {
+                    runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    measure(bytes)
+                };
+                loop {
+                    let job = queue.lock().expect("queue").recv();
+                    let Ok(job) = job else { break };
+                    let done = match job {
+                        Job::Measure(i) => {
+                            let a = count(&entries[i]);
+                            let b = count(&entries[i]);
+                            Done::Measured(i, a, b)
                         }
+                        Job::Shrink(i) => {
+                            let need = needs.read().expect("needs")[i].clone().expect("need set");
+                            let remaining =
+                                deadline.map(|d| d.saturating_duration_since(Instant::now()));
+                            if (opts.stop)() {
+                                stopped.store(true, std::sync::atomic::Ordering::Relaxed);
+                            }
+                            if stopped.load(std::sync::atomic::Ordering::Relaxed)
+                                || remaining == Some(Duration::ZERO)
+                            {
+                                Done::Shrunk(i, None, false)
+                            } else {
+                                let mut shrinker =
+                                    Shrinker::new().strategy(opts.strategy).stop_when(opts.stop);
+                                if let Some(n) = opts.max_tests_per_input {
+                                    shrinker = shrinker.max_tests(n);
+                                }
+                                if let Some(t) = remaining {
+                                    shrinker = shrinker.max_time(t);
+                                }
+                                let shrunk = shrinker.shrink(&entries[i], |c| match count(c) {
+                                    Measure::Covered(f) => f.contains_all(&need),
+                                    Measure::Failed(_) => false,
+                                });
+                                // Measured once more: a result that only passed
+                                // by chance (unstable coverage) is not kept.
+                                let result = (shrunk.input != entries[i])
+                                    .then(|| match count(&shrunk.input) {
+                                        Measure::Covered(f) if f.contains_all(&need) => {
+                                            Some((shrunk.input, f))
+                                        }
+                                        _ => None,
+                                    })
+                                    .flatten();
+                                if (opts.stop)() {
+                                    stopped.store(true, std::sync::atomic::Ordering::Relaxed);
+                                }
+                                Done::Shrunk(i, result, shrunk.budget_exhausted)
+                            }
+                        }
+                    };
+                    if tx.send(done).is_err() {
+                        break;
                     }
                 }
-            }
-            covered.extend(&kept.features);
-            bytes_after += kept.bytes.len();
-            out.kept.push(kept);
+            });
         }
+        drop(tx);
+
+        // 1. Stable features of every entry.
+        let mut measured = 0;
+        while measured < entries.len() {
+            let Ok(Done::Measured(i, first, second)) = rx.recv() else {
+                unreachable!("only measurements are queued");
+            };
+            measured += 1;
+            progress(CorpusProgress {
+                phase: CorpusPhase::Measuring,
+                done: measured,
+                total: entries.len(),
+                kept: 0,
+                bytes_before,
+                bytes_after: bytes_before,
+            });
+            match (first, second) {
+                (Measure::Covered(a), Measure::Covered(b)) => {
+                    let s = a.intersection(&b);
+                    out.unstable_features += a.len() + b.len() - 2 * s.len();
+                    universe.extend(&s);
+                    stable[i] = Some(s);
+                }
+                (Measure::Failed(why), _) | (_, Measure::Failed(why)) => {
+                    out.failed.push((i, why));
+                }
+            }
+        }
+        out.failed.sort();
+        // 2. Smallest first; keep what adds coverage.
+        let mut order: Vec<usize> = (0..entries.len())
+            .filter(|&i| stable[i].is_some())
+            .collect();
+        order.sort_by(|&a, &b| {
+            (entries[a].len(), &entries[a]).cmp(&(entries[b].len(), &entries[b]))
+        });
+        let mut covered = Features::new();
+        let mut to_shrink: Vec<usize> = Vec::new();
+        {
+            let mut needs = needs.write().expect("needs");
+            for &i in &order {
+                let own = stable[i].as_ref().expect("measured");
+                let need = own.difference(&covered);
+                if need.is_empty() {
+                    out.redundant += 1;
+                    continue;
+                }
+                covered.extend(own);
+                needs[i] = Some(need);
+                kept.push(Kept {
+                    source: i,
+                    bytes: entries[i].clone(),
+                    features: own.clone(),
+                });
+                to_shrink.push(i);
+            }
+        }
+        let total = kept.len();
+        let mut bytes_after: usize = kept.iter().map(|k| k.bytes.len()).sum();
         progress(CorpusProgress {
-            done: done + 1,
-            total: order.len(),
-            kept: out.kept.len(),
+            phase: CorpusPhase::Shrinking,
+            done: 0,
+            total,
+            kept: total,
             bytes_before,
             bytes_after,
         });
-    }
-    out.runs = runs;
+        if !opts.shrink || total == 0 {
+            return;
+        }
+        // 3. Largest first.
+        to_shrink.sort_by_key(|&i| std::cmp::Reverse(entries[i].len()));
+        for &i in &to_shrink {
+            job_tx.send(Job::Shrink(i)).expect("workers alive");
+        }
+        let at: std::collections::HashMap<usize, usize> = kept
+            .iter()
+            .enumerate()
+            .map(|(k, e)| (e.source, k))
+            .collect();
+        for done in 1..=total {
+            let Ok(Done::Shrunk(i, result, budget_hit)) = rx.recv() else {
+                unreachable!("only shrinking is queued");
+            };
+            if budget_hit {
+                out.budget_hit += 1;
+            }
+            if let Some((bytes, features)) = result {
+                let k = &mut kept[at[&i]];
+                bytes_after -= k.bytes.len();
+                bytes_after += bytes.len();
+                k.bytes = bytes;
+                k.features = features.intersection(&universe);
+            }
+            progress(CorpusProgress {
+                phase: CorpusPhase::Shrinking,
+                done,
+                total,
+                kept: total,
+                bytes_before,
+                bytes_after,
+            });
+        }
+    });
+    out.interrupted = stopped.into_inner();
+    // 4. Cover again with what the shrunk entries reach.
+    kept.sort_by(|a, b| (a.bytes.len(), &a.bytes).cmp(&(b.bytes.len(), &b.bytes)));
+    let mut covered = Features::new();
+    kept.retain(|k| {
+        if covered.contains_all(&k.features) {
+            out.redundant += 1;
+            false
+        } else {
+            covered.extend(&k.features);
+            true
+        }
+    });
+    out.kept = kept;
+    out.features = universe;
+    out.runs = runs.into_inner();
     out
 }
 
@@ -364,9 +531,23 @@ pub fn shrink_corpus(
         }
     }
     let entries: Vec<Vec<u8>> = files.iter().map(|(_, b)| b.clone()).collect();
-    // Absorb the driver's one-time start-up coverage before measuring.
-    let _ = measure(target, b"");
-    let m = minimize(&entries, |b| measure(target, b), opts, progress);
+    let mut siblings = Vec::new();
+    for _ in 1..opts.jobs.clamp(1, entries.len().max(1)) {
+        siblings.push(target.sibling()?);
+    }
+    let mut workers: Vec<&mut RunningTarget> = vec![&mut *target];
+    workers.extend(siblings.iter_mut());
+    let measures: Vec<_> = workers
+        .into_iter()
+        .map(|t| {
+            // Absorb the driver's one-time start-up coverage before measuring.
+            let _ = measure(t, b"");
+            move |b: &[u8]| measure(t, b)
+        })
+        .collect();
+    let drivers = measures.len();
+    let m = minimize_with(&entries, measures, opts, progress);
+    drop(siblings);
 
     // Staged beside where it goes (the real corpus directory, through any
     // symbolic link, when it replaces it), renamed into place when complete.
@@ -445,6 +626,7 @@ pub fn shrink_corpus(
         elapsed_secs: started.elapsed().as_secs_f64(),
         replaced: in_place,
         interrupted: m.interrupted,
+        drivers,
     })
 }
 
@@ -530,6 +712,12 @@ pub fn run(
             .or(CorpusOptions::default().max_tests_per_input),
         max_time: opts.budget.max_time,
         stop: crate::interrupt::requested,
+        // One driver per core unless -j says otherwise.
+        jobs: if opts.auto_drivers {
+            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+        } else {
+            opts.drivers.max(1)
+        },
     };
     reporter.status(
         "Shrinking",
@@ -639,6 +827,39 @@ mod tests {
         let kept: Vec<Vec<u8>> = m.kept.iter().map(|k| k.bytes.clone()).collect();
         assert!(kept.iter().all(|k| entries.contains(k)), "nothing shrunk");
         assert!(union(&kept).contains_all(&union(&entries)));
+    }
+
+    #[test]
+    fn workers_split_the_work_and_keep_every_feature() {
+        let entries: Vec<Vec<u8>> = (0..40u8)
+            .map(|i| {
+                let mut e = vec![b'a' + i % 26; 3 + usize::from(i % 7)];
+                e.extend(b"padding that goes");
+                e
+            })
+            .collect();
+        let one = CorpusOptions {
+            shrink: false,
+            ..CorpusOptions::default()
+        };
+        let alone = minimize(&entries, fake, &one, |_| {});
+        let split = minimize_with(&entries, vec![fake, fake, fake], &one, |_| {});
+        let bytes = |m: &Minimized| m.kept.iter().map(|k| k.bytes.clone()).collect::<Vec<_>>();
+        assert_eq!(bytes(&alone), bytes(&split), "the same entries kept");
+        let mut shrunk = 0;
+        let mut seen = Vec::new();
+        let m = minimize_with(&entries, vec![fake, fake], &CorpusOptions::default(), |p| {
+            seen.push(p.phase);
+            if p.phase == CorpusPhase::Shrinking {
+                shrunk = p.done;
+            }
+        });
+        assert!(union(&bytes(&m)).contains_all(&union(&entries)));
+        assert_eq!(m.features, union(&entries));
+        assert_eq!(shrunk, alone.kept.len(), "every kept entry shrunk");
+        assert_eq!(seen.first(), Some(&CorpusPhase::Measuring));
+        let after: usize = m.kept.iter().map(|k| k.bytes.len()).sum();
+        assert!(after * 4 < entries.iter().map(Vec::len).sum::<usize>());
     }
 
     #[test]

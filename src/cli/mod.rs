@@ -480,11 +480,13 @@ impl Cli {
                 tiny: true,
             },
             // Directory mode reduces several artifacts in parallel instead.
+            // (A corpus directory is not a campaign: its entries share the
+            // drivers.)
             drivers: match self.campaign() {
-                Some(_) => 1,
-                None => self.jobs.unwrap_or(1),
+                Some(_) if !self.corpus => 1,
+                _ => self.jobs.unwrap_or(1),
             },
-            auto_drivers: self.campaign().is_none() && self.jobs.is_none(),
+            auto_drivers: (self.corpus || self.campaign().is_none()) && self.jobs.is_none(),
             // A directory run explains each bug's result too: its lines only
             // crashing inputs ran go into the report, SARIF and Markdown.
             explain_tests: match (self.no_explain, self.explain_tests) {

@@ -153,8 +153,13 @@ impl<F: FnMut(&[u8]) -> bool> Oracle<u8> for BudgetOracle<F> {
         ok
     }
 
+    /// Also true once the deadline passed or a stop was asked for, though
+    /// no test ran since: a pass whose candidates all come from the cache
+    /// runs no test, and must still stop.
     fn exhausted(&self) -> bool {
         self.exhausted
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+            || self.stop.is_some_and(|f| f())
     }
 }
 

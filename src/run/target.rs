@@ -137,6 +137,16 @@ impl RunningTarget {
         self.exec.typed()
     }
 
+    /// Another driver of the same build with the same limits, in a process
+    /// of its own (one per core for work that splits, e.g. a corpus).
+    pub fn sibling(&self) -> Result<RunningTarget> {
+        Ok(RunningTarget {
+            project: self.project.clone(),
+            name: self.name.clone(),
+            exec: Executor::new(self.exec.config().clone())?,
+        })
+    }
+
     /// Inputs the target actually ran so far.
     pub fn executions(&self) -> u64 {
         self.exec.stats().executions

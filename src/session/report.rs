@@ -246,6 +246,8 @@ pub struct Reporter {
     tty: bool,
     /// The progress bar or line on a terminal, while one is shown.
     bar: Option<ProgressBar>,
+    /// The corpus phase the bar shows.
+    corpus_phase: Option<CorpusPhase>,
 }
 
 /// `--color` (and `CARGO_TERM_COLOR`), as cargo spells it.
@@ -284,6 +286,7 @@ impl Reporter {
             color,
             tty,
             bar: None,
+            corpus_phase: None,
         }
     }
 
@@ -559,16 +562,25 @@ impl Reporter {
     }
 
     /// Corpus shrinking: entries considered so far.
-    pub fn corpus_progress(&mut self, p: &CorpusProgress, elapsed: Duration) {
-        let message = format!(
-            "entry {}/{}: {} kept, {} bytes so far, {:.1}s",
-            p.done,
-            p.total,
-            p.kept,
-            p.bytes_after,
-            elapsed.as_secs_f64()
-        );
-        self.show_progress("Shrinking", None, message);
+    pub fn corpus_progress(&mut self, p: &CorpusProgress, _elapsed: Duration) {
+        let (verb, message) = match p.phase {
+            CorpusPhase::Measuring => ("Measuring", "entries".to_owned()),
+            CorpusPhase::Shrinking => (
+                "Shrinking",
+                format!(
+                    "kept entries ({} of {} bytes left)",
+                    p.bytes_after, p.bytes_before
+                ),
+            ),
+        };
+        if self.corpus_phase != Some(p.phase) {
+            self.clear_progress();
+            self.corpus_phase = Some(p.phase);
+        }
+        self.show_progress(verb, Some(p.total as u64), message);
+        if let Some(bar) = &self.bar {
+            bar.set_position(p.done as u64);
+        }
     }
 
     /// Corpus shrinking: the summary.
@@ -705,10 +717,21 @@ pub fn preview(bytes: &[u8], max: usize) -> String {
     s
 }
 
-/// Progress of `campaign::corpus::minimize`, once per entry
-/// considered (defined here, with what reports it).
+/// What a corpus run is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CorpusPhase {
+    /// Every entry run twice for its stable features.
+    Measuring,
+    /// The kept entries shrunk, largest first.
+    Shrinking,
+}
+
+/// Progress of `campaign::corpus::minimize`, once per entry measured,
+/// then once per kept entry shrunk (defined here, with what reports it).
 #[derive(Debug, Clone, Copy)]
 pub struct CorpusProgress {
+    pub phase: CorpusPhase,
+    /// Entries measured, or kept entries shrunk, of `total`.
     pub done: usize,
     pub total: usize,
     pub kept: usize,
@@ -742,6 +765,8 @@ pub struct CorpusSummary {
     pub replaced: bool,
     /// Ctrl-C stopped the shrinking; the rest was kept unshrunk.
     pub interrupted: bool,
+    /// Drivers that shared the work (`-j`; one per core by default).
+    pub drivers: usize,
 }
 
 #[cfg(test)]
