@@ -161,6 +161,10 @@ where
                 used += 1;
                 if oracle.test(&candidate) {
                     tried[i] += 1;
+                } else if oracle.exhausted() {
+                    // Refused for lack of budget, not answered: no verdict.
+                    used -= 1;
+                    break 'rounds;
                 } else {
                     needed[i] = Some(candidate.clone());
                 }
@@ -202,6 +206,11 @@ where
             }
             used += 1;
             if !oracle.test(&candidate) {
+                if oracle.exhausted() {
+                    // Refused for lack of budget, not answered.
+                    used -= 1;
+                    return Together::Untried { tried };
+                }
                 return Together::NotAlways {
                     example: candidate.clone(),
                 };
@@ -309,6 +318,54 @@ mod tests {
         }
         fn spans(&mut self, _candidate: &[u8]) -> Option<Vec<Span>> {
             Some(self.spans.clone())
+        }
+    }
+
+    /// Answers `answers` tests, then refuses every one (`false`) and says
+    /// it is exhausted, as a budgeted oracle does when its time is up.
+    struct Refusing {
+        answers: usize,
+        spans: Vec<Span>,
+    }
+
+    impl Oracle<u8> for Refusing {
+        fn test(&mut self, _candidate: &[u8]) -> bool {
+            if self.answers == 0 {
+                return false;
+            }
+            self.answers -= 1;
+            true
+        }
+        fn spans(&mut self, _candidate: &[u8]) -> Option<Vec<Span>> {
+            Some(self.spans.clone())
+        }
+        fn exhausted(&self) -> bool {
+            self.answers == 0
+        }
+    }
+
+    #[test]
+    fn a_test_refused_for_lack_of_budget_is_no_verdict() {
+        // Every variation crashes the same way; the budget ends part-way
+        // through the first part, then part-way through the joint check.
+        for answers in [1, 2 * MIN_TRIES + 1] {
+            let mut oracle = Refusing {
+                answers,
+                spans: vec![leaf(0, 1), leaf(1, 2)],
+            };
+            let e = explain(&[1, 1], &mut oracle, 1000, 1);
+            assert!(
+                e.parts
+                    .iter()
+                    .all(|p| !matches!(p.verdict, Verdict::Needed { .. })),
+                "{answers}: {:?}",
+                e.parts
+            );
+            assert!(
+                !matches!(e.together, Some(Together::NotAlways { .. })),
+                "{answers}: {:?}",
+                e.together
+            );
         }
     }
 
