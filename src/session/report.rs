@@ -28,6 +28,9 @@ mod no_bar {
         pub fn inc(&self, _: u64) {
             match *self {}
         }
+        pub fn set_position(&self, _: u64) {
+            match *self {}
+        }
         pub fn finish_and_clear(&self) {
             match *self {}
         }
