@@ -173,3 +173,17 @@ pub fn typed_artifacts() -> Vec<(String, Vec<PathBuf>)> {
         })
         .collect()
 }
+
+/// Files and bytes of a flat corpus directory (its regular files).
+pub fn corpus_size(dir: &Path) -> (usize, u64) {
+    let mut files = 0;
+    let mut bytes = 0;
+    for e in fs::read_dir(dir).expect("read corpus") {
+        let e = e.expect("entry");
+        if e.file_type().expect("type").is_file() {
+            files += 1;
+            bytes += e.metadata().expect("metadata").len();
+        }
+    }
+    (files, bytes)
+}

@@ -28,7 +28,8 @@ mod common;
 #[allow(dead_code)]
 mod real;
 
-use common::copy_tree;
+use common::{copy_tree, corpus_size};
+use real::libfuzzer_counts;
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -42,41 +43,6 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// Files and bytes of a flat corpus directory.
-fn size(dir: &Path) -> (usize, u64) {
-    let mut files = 0;
-    let mut bytes = 0;
-    for e in fs::read_dir(dir).unwrap().flatten() {
-        if e.file_type().is_ok_and(|t| t.is_file()) {
-            files += 1;
-            bytes += e.metadata().map_or(0, |m| m.len());
-        }
-    }
-    (files, bytes)
-}
-
-/// libFuzzer's `cov` and `ft` once it has read `dir` (`-runs=0`).
-fn libfuzzer_counts(binary: &Path, dir: &Path) -> (u64, u64) {
-    let out = Command::new(binary)
-        .args(["-runs=0"])
-        .arg(dir)
-        .output()
-        .expect("the fuzz binary runs");
-    let text = String::from_utf8_lossy(&out.stderr);
-    let line = text
-        .lines()
-        .find(|l| l.contains("INITED"))
-        .unwrap_or_else(|| panic!("no INITED line from {}:\n{text}", binary.display()));
-    let field = |name: &str| -> u64 {
-        line.split_whitespace()
-            .skip_while(|w| *w != name)
-            .nth(1)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("cov:"), field("ft:"))
 }
 
 /// The campaign's corpus, fuzzed once and kept.
@@ -182,7 +148,7 @@ fn main() {
         let scratch = scratch_root.join(target);
         fs::create_dir_all(&scratch).unwrap();
         let corpus = campaign(&root, &binary, target, &scratch, fuzz_secs);
-        let (files, bytes) = size(&corpus);
+        let (files, bytes) = corpus_size(&corpus);
         let (cov, ft) = libfuzzer_counts(&binary, &corpus);
         let mut rows = vec![Row {
             arm: "as fuzzing left it",
@@ -209,7 +175,7 @@ fn main() {
             .expect("the fuzz binary runs");
         let secs = t.elapsed().as_secs_f64();
         assert!(status.success(), "{target}: -merge=1 failed");
-        let (files, bytes) = size(&cmin);
+        let (files, bytes) = corpus_size(&cmin);
         let (cov, ft) = libfuzzer_counts(&binary, &cmin);
         rows.push(Row {
             arm: "cmin (-merge=1)",
@@ -239,7 +205,7 @@ fn main() {
         ] {
             let out = scratch.join(name);
             let (secs, done) = ours(&root, target, &corpus, &out, args, max_time);
-            let (files, bytes) = size(&out);
+            let (files, bytes) = corpus_size(&out);
             let (cov, ft) = libfuzzer_counts(&binary, &out);
             let mut note = format!("{} runs", done["runs"]);
             if done["budget_hit"].as_u64().unwrap_or(0) > 0 {

@@ -23,6 +23,9 @@
 //! example fuzzer part runs. Run with `cargo bench --bench corpus`.
 
 mod common;
+#[path = "../tests/common/real.rs"]
+#[allow(dead_code)]
+mod real;
 
 use serde_json::Value;
 use std::fs;
@@ -54,41 +57,6 @@ fn copy_dir(from: &Path, to: &Path) {
         let e = e.expect("entry");
         fs::copy(e.path(), to.join(e.file_name())).expect("copy entry");
     }
-}
-
-fn size(dir: &Path) -> (usize, usize) {
-    let mut files = 0;
-    let mut bytes = 0;
-    for e in fs::read_dir(dir).expect("read corpus") {
-        let e = e.expect("entry");
-        if e.file_type().expect("type").is_file() {
-            files += 1;
-            bytes += fs::metadata(e.path()).expect("metadata").len() as usize;
-        }
-    }
-    (files, bytes)
-}
-
-/// libFuzzer's (cov, ft) for a corpus.
-fn libfuzzer_coverage(binary: &Path, dir: &Path) -> (u64, u64) {
-    let out = Command::new(binary)
-        .arg("-runs=0")
-        .arg(dir)
-        .output()
-        .expect("run libFuzzer binary");
-    let err = String::from_utf8_lossy(&out.stderr);
-    let line = err
-        .lines()
-        .find(|l| l.contains("INITED"))
-        .unwrap_or_else(|| panic!("no INITED line:\n{err}"));
-    let field = |name: &str| -> u64 {
-        let rest = &line[line.find(name).expect("field") + name.len()..];
-        rest.split_whitespace()
-            .next()
-            .and_then(|v| v.parse().ok())
-            .expect("number")
-    };
-    (field("cov:"), field("ft:"))
 }
 
 /// Runs our `--corpus` and returns its `corpus-finished` message.
@@ -167,8 +135,8 @@ fn cmin_comparison(root: &Path, scratch: &Path) {
     let asan = libfuzzer_build(root, scratch, &[], "target");
     let binary = libfuzzer_build(root, scratch, &["-s", "none"], "target-none");
     let judge = |dir: &Path| {
-        let (cov, ft) = libfuzzer_coverage(&asan, dir);
-        let (cov_none, ft_none) = libfuzzer_coverage(&binary, dir);
+        let (cov, ft) = real::libfuzzer_counts(&asan, dir);
+        let (cov_none, ft_none) = real::libfuzzer_counts(&binary, dir);
         format!("{cov} / {ft} | {cov_none} / {ft_none}")
     };
 
@@ -195,7 +163,7 @@ fn cmin_comparison(root: &Path, scratch: &Path) {
             ours(root, scratch, &one, &fuzz.join("corpus/warm-up.out"), true);
             warmed = true;
         }
-        let (files, bytes) = size(&original);
+        let (files, bytes) = common::corpus_size(&original);
         let judged = judge(&original);
         let (measured, _) = ours(
             root,
@@ -218,7 +186,7 @@ fn cmin_comparison(root: &Path, scratch: &Path) {
             .arg(&cmin_dir);
         let f = common::run_limited(cmd, scratch, LIMIT);
         assert!(f.ok(), "cargo fuzz cmin failed:\n{}", f.stderr);
-        let (files, bytes) = size(&cmin_dir);
+        let (files, bytes) = common::corpus_size(&cmin_dir);
         let judged = judge(&cmin_dir);
         let (m, _) = ours(
             root,

@@ -88,23 +88,9 @@ fn libfuzzer_binary() -> &'static PathBuf {
     })
 }
 
-/// libFuzzer's `(cov, ft)` for a corpus directory.
+/// libFuzzer's `(cov, ft)` for a corpus directory, on the `-s none` build.
 fn libfuzzer_coverage(dir: &Path) -> (u64, u64) {
-    let out = Command::new(libfuzzer_binary())
-        .arg("-runs=0")
-        .arg(dir)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    let line = err
-        .lines()
-        .find(|l| l.contains("INITED"))
-        .unwrap_or_else(|| panic!("no INITED line from libFuzzer:\n{err}"));
-    let field = |name: &str| -> u64 {
-        let rest = &line[line.find(name).unwrap() + name.len()..];
-        rest.split_whitespace().next().unwrap().parse().unwrap()
-    };
-    (field("cov:"), field("ft:"))
+    common::real::libfuzzer_counts(libfuzzer_binary(), dir)
 }
 
 fn total_bytes(dir: &Path) -> (usize, usize) {

@@ -289,3 +289,30 @@ fn stack_after(
     };
     own_frame(root, binary, &lines[i + 1..], function_only, &own)
 }
+
+/// libFuzzer's own `cov` and `ft` once it has read the corpus `dir`
+/// (`-runs=0`, its `INITED` line), on `binary` (a real fuzz binary): the
+/// referee of "no feature lost".
+pub fn libfuzzer_counts(binary: &Path, dir: &Path) -> (u64, u64) {
+    let out = Command::new(binary)
+        .arg("-runs=0")
+        .arg(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", binary.display()));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.contains("INITED"))
+        .unwrap_or_else(|| panic!("no INITED line from {}:\n{err}", binary.display()));
+    let field = |name: &str| -> u64 {
+        let at = line
+            .find(name)
+            .unwrap_or_else(|| panic!("no `{name}` in {line:?}"));
+        line[at + name.len()..]
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no number after `{name}` in {line:?}"))
+    };
+    (field("cov:"), field("ft:"))
+}
