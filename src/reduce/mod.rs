@@ -59,7 +59,9 @@ use crate::reduce::oracle::{Oracle, Span};
 
 pub(crate) use choices::debug_tokens;
 pub use choices::{probe_spans, shrink_choices, ChoiceElement};
-pub use chunks::{delete_chunks, delete_windows};
+pub use chunks::{
+    delete_chunks, delete_chunks_with, delete_windows, delete_windows_with, NestInteriors,
+};
 pub use ddmin::ddmin;
 pub use fields::reduce_fields;
 pub use generator::{shrink_generated, GeneratorOracle};
@@ -340,7 +342,9 @@ where
             pass!("repeats", reduce_repeats);
         }
         pass!("truncate", truncate);
-        pass!("chunks", delete_chunks);
+        pass!("chunks", |c: &[u8], o: &mut Counting<'_, O>| {
+            delete_chunks_with(c, o, &mut NestInteriors::default())
+        });
         structural |= pass!("nesting", reduce_nesting);
         structural |= pass!("numbers", reduce_numbers);
         if looks_binary(&current) {
@@ -351,7 +355,9 @@ where
         // each other on a nest (and chunks and ddmin still make the result
         // 1-minimal). It runs once a round has brought the input down.
         if current.len() <= MAX_WINDOWS_INPUT {
-            pass!("windows", delete_windows);
+            pass!("windows", |c: &[u8], o: &mut Counting<'_, O>| {
+                delete_windows_with(c, o, &mut NestInteriors::default())
+            });
         }
         pass!("ddmin", ddmin);
         structural |= pass!("simplify", simplify);

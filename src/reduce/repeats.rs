@@ -252,11 +252,17 @@ where
 /// `units` with the outer opening units (all but the first and the inner
 /// `inner` ones) written as `count` copies of `shape`, where the first of
 /// them was; the text between two of them goes, and closing units are
-/// added where the first one is (the innermost) to match the new count.
+/// added where the first one is (the innermost), or the first ones
+/// dropped, to match the new count: a nest that stays balanced is still
+/// parsed to its end.
 fn write_reshaped(units: &Units, shape: &[u8], count: usize, inner: usize, out: &mut Vec<u8>) {
     out.clear();
     let outer_end = units.opens - inner;
     let extra = (1 + count + inner).saturating_sub(units.opens);
+    let surplus = units
+        .opens
+        .saturating_sub(1 + count + inner)
+        .min(units.closes);
     let (mut o, mut c) = (0, 0);
     let in_outer = |o: usize| o >= 2 && o <= outer_end;
     for (i, p) in units.pieces.iter().enumerate() {
@@ -278,7 +284,9 @@ fn write_reshaped(units: &Units, shape: &[u8], count: usize, inner: usize, out: 
                         out.extend_from_slice(&units.close);
                     }
                 }
-                out.extend_from_slice(&units.close);
+                if c > surplus {
+                    out.extend_from_slice(&units.close);
+                }
             }
             Piece::Text(a, b) => {
                 let between = i + 1 < units.pieces.len()
@@ -1037,6 +1045,22 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert_eq!(text.matches('{').count(), 10);
         assert_eq!(text.matches('}').count(), 10);
+    }
+
+    #[test]
+    fn a_reshaped_nest_stays_balanced() {
+        // 40 levels of `{a`, reshaped to fewer or more outer levels of `{`:
+        // the closing units follow the count either way.
+        let input = [b"{a".repeat(40), b"}".repeat(40)].concat();
+        let units = Units::find(&input).expect("a unit");
+        let mut out = Vec::new();
+        for (count, inner) in [(10, 5), (60, 5), (0, 0), (38, 1)] {
+            write_reshaped(&units, b"{", count, inner, &mut out);
+            let text = String::from_utf8(out.clone()).unwrap();
+            let opens = text.matches('{').count();
+            assert_eq!(opens, 1 + count + inner, "{text}");
+            assert_eq!(text.matches('}').count(), opens, "{text}");
+        }
     }
 
     #[test]
