@@ -247,8 +247,7 @@ fn nesting_pass_and_byte_pipeline_on_100_000_levels() {
     // few dozen tests. (Without the `1` in the predicate, hollowing the
     // innermost group is a smaller answer, found once the pass no longer
     // spends its tests inside the run of parentheses.)
-    let deep_enough =
-        |c: &[u8]| c.contains(&b'1') && paren_depth(c).is_some_and(|d| d >= 60_000);
+    let deep_enough = |c: &[u8]| c.contains(&b'1') && paren_depth(c).is_some_and(|d| d >= 60_000);
     let mut oracle = Budget::new(100, deep_enough);
     let reduced = reduce_nesting(&input, &mut oracle);
     assert!(

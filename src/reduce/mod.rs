@@ -62,7 +62,7 @@ pub use choices::{probe_spans, shrink_choices, ChoiceElement};
 pub use chunks::{
     delete_chunks, delete_chunks_with, delete_windows, delete_windows_with, NestInteriors,
 };
-pub use ddmin::ddmin;
+pub use ddmin::{ddmin, ddmin_with};
 pub use fields::reduce_fields;
 pub use generator::{shrink_generated, GeneratorOracle};
 pub use isolate::cut_around_nest;
@@ -359,7 +359,9 @@ where
                 delete_windows_with(c, o, &mut NestInteriors::default())
             });
         }
-        pass!("ddmin", ddmin);
+        pass!("ddmin", |c: &[u8], o: &mut Counting<'_, O>| {
+            ddmin_with(c, o, &mut NestInteriors::default())
+        });
         structural |= pass!("simplify", simplify);
         if structural {
             continue;
