@@ -265,35 +265,40 @@ where
     E: Clone,
     O: Oracle<E> + ?Sized,
 {
-    let holds = |m: usize, oracle: &mut O| {
-        let mut starts: Vec<usize> = alike[..m].to_vec();
+    let mut starts = Vec::new();
+    largest_holding(0, alike.len(), |m| {
+        starts.clear();
+        starts.extend_from_slice(&alike[..m]);
         starts.push(position);
         let candidate = without_each(current, &mut starts, width);
         !oracle.exhausted() && oracle.test(&candidate)
+    })
+}
+
+/// The largest `k` in `known..=max` for which `holds(k)`, given that
+/// `holds(known)` (not asked) and that it holds below any `k` it holds
+/// for: probes doubling from `known` (`known + 1` first when it is 0),
+/// then binary search between the last success and the first failure, so
+/// `O(log k)` calls.
+pub(super) fn largest_holding(
+    known: usize,
+    max: usize,
+    mut holds: impl FnMut(usize) -> bool,
+) -> usize {
+    let mut good = known;
+    let mut bad = loop {
+        let probe = (good * 2).max(good + 1).min(max);
+        if probe <= good {
+            return good;
+        }
+        if !holds(probe) {
+            break probe;
+        }
+        good = probe;
     };
-    let (mut good, mut bad) = (0, alike.len() + 1);
-    let mut probe = 1;
-    while probe <= alike.len() {
-        if holds(probe, oracle) {
-            good = probe;
-            probe *= 2;
-        } else {
-            bad = probe;
-            break;
-        }
-    }
-    if good == alike.len() {
-        return good;
-    }
-    if bad > alike.len() {
-        if holds(alike.len(), oracle) {
-            return alike.len();
-        }
-        bad = alike.len();
-    }
     while good + 1 < bad {
         let middle = good + (bad - good) / 2;
-        if holds(middle, oracle) {
+        if holds(middle) {
             good = middle;
         } else {
             bad = middle;
@@ -313,32 +318,12 @@ where
 {
     let max = (current.len() - position).div_ceil(size);
     let mut candidate = Vec::with_capacity(current.len());
-    let mut deletes = |chunks: usize, oracle: &mut O| {
+    largest_holding(1, max, |chunks| {
         candidate.clear();
         let end = (position + chunks * size).min(current.len());
         write_without(current, position, end, &mut candidate);
         !oracle.exhausted() && oracle.test(&candidate)
-    };
-    let mut good = 1;
-    let mut bad = loop {
-        let probe = (good * 2).min(max);
-        if probe == good {
-            return good;
-        }
-        if !deletes(probe, oracle) {
-            break probe;
-        }
-        good = probe;
-    };
-    while good + 1 < bad {
-        let middle = good + (bad - good) / 2;
-        if deletes(middle, oracle) {
-            good = middle;
-        } else {
-            bad = middle;
-        }
-    }
-    good
+    })
 }
 
 /// Widest window [`delete_windows`] tries.

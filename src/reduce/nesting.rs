@@ -353,7 +353,7 @@ where
     O: Oracle<u8> + ?Sized,
 {
     let mut out = Vec::new();
-    let mut works = |k: usize, oracle: &mut O| {
+    super::chunks::largest_holding(1, chain.len(), |k| {
         apply(
             input,
             &forest.groups[g],
@@ -361,31 +361,8 @@ where
             Some(&forest.groups[chain[k - 1]]),
             &mut out,
         );
-        oracle.test(&out)
-    };
-    let mut good = 1;
-    let mut bad = None;
-    let mut step = 1;
-    while bad.is_none() && good < chain.len() && !oracle.exhausted() {
-        let k = (good + step).min(chain.len());
-        if works(k, oracle) {
-            good = k;
-            step *= 2;
-        } else {
-            bad = Some(k);
-        }
-    }
-    if let Some(mut bad) = bad {
-        while bad - good > 1 && !oracle.exhausted() {
-            let mid = good + (bad - good) / 2;
-            if works(mid, oracle) {
-                good = mid;
-            } else {
-                bad = mid;
-            }
-        }
-    }
-    good
+        !oracle.exhausted() && oracle.test(&out)
+    })
 }
 
 #[cfg(test)]
