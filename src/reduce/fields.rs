@@ -14,8 +14,17 @@
 //! [`BYTE_FIELDS_UP_TO`] long. Each is lowered by the `numbers` machinery
 //! (one lower, zero, binary search; with the payload and absolute-offset
 //! deletions). Before that, runs of bytes are zeroed, largest first.
+//!
+//! Neither touches the interior of a long periodic run ([`interiors`]), as
+//! the deletion passes do not: a deep nest's units are alike, so a field
+//! lowered in one of them is tried in the units at the run's ends. Text
+//! with control bytes in a nest (a regex nest of `(\0((:` units, 16 KB)
+//! counts as binary, and there every two ASCII bytes read as a plausible
+//! 16-bit length: the pass spent 11,445 full-depth tests, 104 s, for
+//! nothing.
 
 use super::batch::Batch;
+use super::chunks::interiors;
 use super::numbers::{lower_numbers, Companions, Format, Number};
 use crate::reduce::oracle::Oracle;
 
@@ -32,9 +41,11 @@ const BINARY: Companions = Companions {
     absolute: true,
 };
 
-/// Every plausible field of `input`, by offset, widest first.
+/// Every plausible field of `input`, by offset, widest first, but none
+/// within a long periodic run's interior.
 fn binary_fields(input: &[u8]) -> Vec<Number> {
     let plausible = 2 * input.len() as u64 + 16;
+    let inside = interiors(input);
     let mut found = Vec::new();
     for at in 0..input.len() {
         for width in [8, 4, 2, 1] {
@@ -44,6 +55,9 @@ fn binary_fields(input: &[u8]) -> Vec<Number> {
             let Some(word) = input.get(at..at + width) else {
                 continue;
             };
+            if inside[at] != 0 && inside[at + width - 1] == inside[at] {
+                continue;
+            }
             for big_endian in [false, true] {
                 if width == 1 && big_endian {
                     continue;
@@ -97,12 +111,13 @@ where
     while size >= SMALLEST_ZERO_RUN && !oracle.exhausted() {
         let mut from = 0;
         loop {
+            let inside = interiors(&current);
             let starts: Vec<usize> = (from..current.len())
                 .step_by(size)
                 .filter(|&s| {
-                    current[s..(s + size).min(current.len())]
-                        .iter()
-                        .any(|&b| b != 0)
+                    let end = (s + size).min(current.len());
+                    current[s..end].iter().any(|&b| b != 0)
+                        && (inside[s] == 0 || inside[end - 1] != inside[s])
                 })
                 .collect();
             let found = batch.first_interesting(oracle, starts.len(), |k, out| {
@@ -190,6 +205,45 @@ mod tests {
             "{}",
             String::from_utf8_lossy(&result)
         );
+    }
+
+    #[test]
+    fn a_nests_interior_costs_no_test() {
+        // Text with a control byte in every unit counts as binary, and every
+        // two of its bytes read as a plausible 16-bit length. The nest needs
+        // all of its 600 units as they are: only its ends and the text
+        // around it are tried.
+        let unit = b"(\0((:";
+        let nest = unit.repeat(600);
+        let input = [b"head ".to_vec(), nest.clone(), b" tail".to_vec()].concat();
+        let needed = |c: &[u8]| c.windows(nest.len()).any(|w| w == nest.as_slice());
+        let mut recorder = crate::reduce::testing::Recorder::new(needed);
+        let result = reduce_fields(&input, &mut recorder);
+        assert!(needed(&result));
+        let in_interior = |c: &Vec<u8>| {
+            // A candidate that differs from the input only inside the nest,
+            // at least `RUN_ENDS` units from either end.
+            let margin = (super::super::simplify::RUN_ENDS + 1) * unit.len();
+            let first = c.iter().zip(&input).position(|(a, b)| a != b);
+            let last = c
+                .iter()
+                .rev()
+                .zip(input.iter().rev())
+                .position(|(a, b)| a != b);
+            match (first, last) {
+                (Some(f), Some(l)) => f >= 5 + margin && l >= 5 + margin,
+                _ => false,
+            }
+        };
+        let inside = recorder.log.iter().filter(|c| in_interior(c)).count();
+        assert_eq!(
+            inside,
+            0,
+            "{} of {} tests inside the nest",
+            inside,
+            recorder.log.len()
+        );
+        assert!(recorder.log.len() < 600, "{} tests", recorder.log.len());
     }
 
     proptest! {
