@@ -22,6 +22,14 @@
 //! `CORPORA_TARGETS=toml,sqlparser` picks targets (default: toml, sqlparser,
 //! ron); `CORPORA_MAX_TIME` bounds each of our runs (`--max-time`, default
 //! 1200). Run with `cargo bench --bench corpora`.
+//!
+//! A target named `<target>:fleet` (e.g. `sqlparser:fleet`) gets the corpus
+//! a fleet of CI jobs leaves in a shared directory before anyone prunes it,
+//! the thousands-of-entries case: `CORPORA_FLEET` campaigns (default 5), each
+//! `-use_value_profile=1 -seed=k` for `CORPORA_FUZZ_SECS` from the seeds in
+//! a directory of its own, and the union of their files (libFuzzer names
+//! a file by its SHA-1, so a file two jobs found is there once). Its arms
+//! leave out `-j 1`.
 
 mod common;
 #[path = "../tests/common/real.rs"]
@@ -45,34 +53,67 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
-/// The campaign's corpus, fuzzed once and kept.
-fn campaign(root: &Path, binary: &Path, target: &str, scratch: &Path, secs: u64) -> PathBuf {
+/// The campaign's corpus, fuzzed once and kept: one campaign, or with
+/// `fleet: Some(n)` the union of `n` value-profile campaigns.
+fn campaign(
+    root: &Path,
+    binary: &Path,
+    target: &str,
+    scratch: &Path,
+    secs: u64,
+    fleet: Option<u64>,
+) -> PathBuf {
     let dir = scratch.join("campaign");
     if dir.exists() && fs::read_dir(&dir).unwrap().next().is_some() {
         eprintln!("{target}: reusing the corpus in {}", dir.display());
         return dir;
     }
-    fs::create_dir_all(&dir).unwrap();
     let artifacts = scratch.join("campaign-artifacts");
     fs::create_dir_all(&artifacts).unwrap();
-    eprintln!("{target}: fuzzing {secs} s on two cores for a corpus");
-    let status = Command::new(binary)
-        .args([
-            "-fork=2",
-            "-ignore_crashes=1",
-            "-ignore_timeouts=1",
-            "-ignore_ooms=1",
-            "-seed=1",
-            &format!("-max_total_time={secs}"),
-            &format!("-artifact_prefix={}/", artifacts.display()),
-        ])
-        .arg(&dir)
-        .arg(root.join("seeds").join(target))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .expect("the fuzz binary runs");
-    eprintln!("{target}: campaign ended ({status})");
+    let fuzz = |into: &Path, seed: u64, extra: &[&str]| {
+        fs::create_dir_all(into).unwrap();
+        eprintln!("{target}: fuzzing {secs} s on two cores for a corpus (seed {seed})");
+        let status = Command::new(binary)
+            .args([
+                "-fork=2",
+                "-ignore_crashes=1",
+                "-ignore_timeouts=1",
+                "-ignore_ooms=1",
+                &format!("-seed={seed}"),
+                &format!("-max_total_time={secs}"),
+                &format!("-artifact_prefix={}/", artifacts.display()),
+            ])
+            .args(extra)
+            .arg(into)
+            .arg(root.join("seeds").join(target))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("the fuzz binary runs");
+        eprintln!("{target}: campaign ended ({status})");
+    };
+    match fleet {
+        None => fuzz(&dir, 1, &[]),
+        Some(n) => {
+            // Each job in a directory of its own, then the union (written
+            // to a temporary name first, so a stopped run starts over).
+            let union = scratch.join("campaign.tmp");
+            let _ = fs::remove_dir_all(&union);
+            fs::create_dir_all(&union).unwrap();
+            for k in 1..=n {
+                let job = scratch.join(format!("job-{k}"));
+                if !job.exists() || fs::read_dir(&job).unwrap().next().is_none() {
+                    fuzz(&job, k, &["-use_value_profile=1"]);
+                }
+                for e in fs::read_dir(&job).unwrap() {
+                    let e = e.unwrap();
+                    let _ = fs::copy(e.path(), union.join(e.file_name()));
+                }
+            }
+            let _ = fs::remove_dir_all(&dir);
+            fs::rename(&union, &dir).unwrap();
+        }
+    }
     dir
 }
 
@@ -143,11 +184,15 @@ fn main() {
     let scratch_root = repo.join("target/bench-scratch/corpora");
 
     let mut tables = Vec::new();
-    for target in &targets {
+    for spec in &targets {
+        let (target, fleet) = match spec.strip_suffix(":fleet") {
+            Some(t) => (t, Some(env_or("CORPORA_FLEET", 5u64))),
+            None => (spec.as_str(), None),
+        };
         let binary = bins.join(target);
-        let scratch = scratch_root.join(target);
+        let scratch = scratch_root.join(spec.replace(':', "-"));
         fs::create_dir_all(&scratch).unwrap();
-        let corpus = campaign(&root, &binary, target, &scratch, fuzz_secs);
+        let corpus = campaign(&root, &binary, target, &scratch, fuzz_secs, fleet);
         let (files, bytes) = corpus_size(&corpus);
         let (cov, ft) = libfuzzer_counts(&binary, &corpus);
         let mut rows = vec![Row {
@@ -203,6 +248,9 @@ fn main() {
             ("--corpus -j 1", &["-j", "1"][..], "j1"),
             ("--corpus (2 drivers)", &[][..], "j2"),
         ] {
+            if fleet.is_some() && name == "j1" {
+                continue;
+            }
             let out = scratch.join(name);
             let (secs, done) = ours(&root, target, &corpus, &out, args, max_time);
             let (files, bytes) = corpus_size(&out);
@@ -237,8 +285,8 @@ fn main() {
         }
         // Each target's rows as soon as they are known (a long run may be
         // stopped part-way); the whole table again at the end.
-        print_rows(target, &rows);
-        tables.push((target.clone(), rows));
+        print_rows(spec, &rows);
+        tables.push((spec.clone(), rows));
     }
 
     println!(
@@ -250,7 +298,13 @@ fn main() {
         print_rows(target, rows);
     }
     for (target, rows) in &tables {
-        if let [.., j1, j2] = rows.as_slice() {
+        if let [.., j1, j2] = rows
+            .as_slice()
+            .iter()
+            .filter(|r| r.arm.contains("drivers") || r.arm.contains("-j 1"))
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
             println!(
                 "\n{target}: two drivers {:.2}× faster than one ({:.1} s vs {:.1} s)",
                 j1.secs / j2.secs.max(0.001),

@@ -374,3 +374,88 @@ fn bad_corpus_arguments_are_one_line_errors() {
     run3.assert_code(7).assert_no_panic();
     assert!(run3.stderr.contains("--fuzz-target"), "{}", run3.describe());
 }
+
+/// Stopped early (`--max-time`, Ctrl-C, SIGTERM), `--corpus` still writes a
+/// corpus that keeps every feature libFuzzer counts: the entries it had not
+/// shrunk yet are kept whole.
+#[test]
+fn stopped_early_it_keeps_every_feature() {
+    let fuzz = example().join("fuzz");
+    let corpus = fuzz.join("corpus/stop");
+    let originals = write_corpus(&corpus, "corpus-stop", 240);
+    let before = libfuzzer_coverage(&corpus);
+    let whole: std::collections::HashSet<Vec<u8>> =
+        originals.iter().map(|(_, b)| b.clone()).collect();
+    // What a stopped run wrote: libFuzzer's counts, and how many entries
+    // are originals kept whole.
+    let check = |out: &Path, how: &str, describe: &dyn Fn() -> String| {
+        let after = libfuzzer_coverage(out);
+        assert!(
+            after.0 >= before.0 && after.1 >= before.1,
+            "{how}: libFuzzer's cov/ft fell {before:?} -> {after:?}\n{}",
+            describe()
+        );
+        let kept_whole = std::fs::read_dir(out)
+            .unwrap()
+            .filter(|e| whole.contains(&std::fs::read(e.as_ref().unwrap().path()).unwrap()))
+            .count();
+        eprintln!("{how}: {kept_whole} entries kept whole, (cov, ft) {before:?} -> {after:?}");
+        kept_whole
+    };
+
+    // --max-time: exit 0, `interrupted` in the summary line.
+    let out = fuzz.join("corpus/stop.max-time");
+    let _ = std::fs::remove_dir_all(&out);
+    let r = run(
+        &[
+            "--corpus",
+            "fuzz/corpus/stop",
+            "-o",
+            "fuzz/corpus/stop.max-time",
+            "--max-time",
+            "1",
+            "-j",
+            "1",
+            "--message-format",
+            "json",
+        ],
+        example(),
+    );
+    r.assert_code(0).assert_no_panic();
+    let done = r.message("corpus-finished");
+    // The deadline stopped shrinking: entries cut short, or never reached.
+    let kept_whole = check(&out, "--max-time 1", &|| r.describe());
+    assert!(
+        done["budget_hit"].as_u64().unwrap() + kept_whole as u64 > 0,
+        "{done}"
+    );
+
+    // Ctrl-C and SIGTERM a second into the run: exit 130, a corpus written.
+    for (signal, name) in [(libc::SIGINT, "ctrl-c"), (libc::SIGTERM, "sigterm")] {
+        let out_rel = format!("fuzz/corpus/stop.{name}");
+        let out = example().join(&out_rel);
+        let _ = std::fs::remove_dir_all(&out);
+        let args = with_target_dir(&[
+            "--corpus",
+            "fuzz/corpus/stop",
+            "-o",
+            &out_rel,
+            "-j",
+            "1",
+            "--message-format",
+            "json",
+        ]);
+        let started = std::time::Instant::now();
+        let child = command(&args, example()).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+        let r = finish(child, args, started, std::time::Duration::from_secs(60));
+        r.assert_no_panic();
+        r.assert_code(130);
+        check(&out, name, &|| r.describe());
+    }
+    // The corpus itself is untouched.
+    for (path, bytes) in &originals {
+        assert_eq!(&std::fs::read(path).unwrap(), bytes);
+    }
+}
