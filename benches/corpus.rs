@@ -1,6 +1,6 @@
 //! Corpus shrinking (`--corpus`) vs `cargo fuzz cmin`, side by side on the
-//! same corpora, and the population-reduction example fuzzer with and
-//! without reduction.
+//! same corpora. (The population-reduction example fuzzer has its own
+//! bench: `benches/population.rs`.)
 //!
 //! Target: the bundled example project's `parse` (an INI parser), copied to
 //! `target/bench-fixtures/example-cmin`. Corpora: seeded generated INI
@@ -16,11 +16,9 @@
 //! (the `cov:`/`ft:` of `-runs=0`) on `cargo fuzz build`'s default build
 //! (AddressSanitizer) and on its `-s none` build, and by this tool's
 //! coverage driver (its default build). Wall times exclude the builds (both are warmed up
-//! first). Then `examples/population.rs` runs the same number of mutants
-//! with and without population reduction.
+//! first).
 //!
-//! Needs cargo-fuzz (`cargo install cargo-fuzz`); without it, only the
-//! example fuzzer part runs. Run with `cargo bench --bench corpus`.
+//! Needs cargo-fuzz (`cargo install cargo-fuzz`). Run with `cargo bench --bench corpus`.
 
 mod common;
 #[path = "../tests/common/real.rs"]
@@ -37,7 +35,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_cargo-reduce-crash");
 const LIMIT: Duration = Duration::from_secs(900);
 /// (corpus name, number of documents, generator seed)
 const CORPORA: &[(&str, usize, u64)] = &[("ini-100", 100, 1), ("ini-400", 400, 2)];
-const MUTANTS: &str = "300000";
 
 #[path = "../tests/common/ini.rs"]
 mod ini;
@@ -221,50 +218,6 @@ fn cmin_comparison(root: &Path, scratch: &Path) {
     println!();
 }
 
-fn population(root: &Path, scratch: &Path) {
-    eprintln!("example fuzzer: {MUTANTS} mutants without and with population reduction …");
-    let mut cmd = Command::new("cargo");
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "run",
-            "--quiet",
-            "--release",
-            "--example",
-            "population",
-            "--",
-        ])
-        .arg(root.join("fuzz"))
-        .args(["parse", MUTANTS, "--json"]);
-    let f = common::run_limited(cmd, scratch, LIMIT);
-    assert!(f.ok(), "the example fuzzer failed:\n{}", f.stderr);
-    let rows: Vec<Value> = f
-        .stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    println!("**Mutation fuzzing with population reduction** (`examples/population.rs`, target `parse`, {MUTANTS} mutants per run, same seed)\n");
-    println!("| population reduction | population | population bytes | features | shrink tests | time (s) | execs/s (all) | mutants/s |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    for r in &rows {
-        println!(
-            "| {} | {} | {} | {} | {} | {:.2} | {} | {} |",
-            if r["reduce"] == true { "on" } else { "off" },
-            r["population"],
-            r["population_bytes"],
-            r["features"],
-            r["shrink_tests"],
-            r["secs"].as_f64().unwrap_or(0.0),
-            r["execs_per_sec"],
-            r["mutants_per_sec"]
-        );
-    }
-    if let [off, on] = rows.as_slice() {
-        let ratio = on["mutants_per_sec"].as_f64().unwrap_or(0.0)
-            / off["mutants_per_sec"].as_f64().unwrap_or(1.0);
-        println!("\nmutants/s with reduction / without: {ratio:.2}×");
-    }
-}
-
 fn main() {
     let root = common::stable_copy("example", "example-cmin");
     let scratch = root.join("bench-scratch");
@@ -274,5 +227,4 @@ fn main() {
     } else {
         println!("cargo-fuzz is not installed (`cargo install cargo-fuzz`): skipping the cmin comparison\n");
     }
-    population(&root, &scratch);
 }

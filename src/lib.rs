@@ -18,7 +18,9 @@
 //! `default-features = false` the library stands alone, for shrinking a
 //! mutation fuzzer's population or post-processing corpora:
 //! [`reduce::shrink::Shrinker`] shrinks any input under a predicate,
-//! [`run::target::RunningTarget`] runs a fuzz target in its driver, and
+//! [`run::target::RunningTarget`] runs a fuzz target in its driver,
+//! [`reduce::population::Admit`] says what a mutation fuzzer keeps of a new
+//! member, and
 //! [`reduce::oracle::Oracle`] is the interface every reducer works against.
 
 // Elsewhere, one sentence and nothing more: every module is Linux's.

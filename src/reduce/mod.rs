@@ -40,6 +40,7 @@ pub mod isolate;
 pub mod nesting;
 pub mod numbers;
 pub mod oracle;
+pub mod population;
 pub mod random;
 pub mod repeats;
 pub mod rng;
