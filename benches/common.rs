@@ -141,6 +141,57 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// Runs `job` on every item, two at a time (one per core of the 2-core
+/// machines the benches are measured on), and returns the results in the
+/// order the jobs finished.
+pub fn side_by_side<T: Sync, R: Send>(items: &[T], job: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(item) = items.get(k) else { break };
+                let r = job(item);
+                results.lock().unwrap().push(r);
+            });
+        }
+    });
+    results.into_inner().unwrap()
+}
+
+/// A campaign of the real fuzz binary, as CI jobs run one: `-fork=2`,
+/// crashes, timeouts and OOMs ignored, `-seed=seed` for `secs`, from the
+/// files in `seeds` into `corpus`, crash files into `artifacts`.
+pub fn fuzz_campaign(
+    binary: &Path,
+    corpus: &Path,
+    seeds: &Path,
+    artifacts: &Path,
+    (seed, secs): (u64, u64),
+    extra: &[&str],
+) -> ExitStatus {
+    fs::create_dir_all(corpus).unwrap();
+    fs::create_dir_all(artifacts).unwrap();
+    Command::new(binary)
+        .args([
+            "-fork=2",
+            "-ignore_crashes=1",
+            "-ignore_timeouts=1",
+            "-ignore_ooms=1",
+        ])
+        .arg(format!("-seed={seed}"))
+        .arg(format!("-max_total_time={secs}"))
+        .arg(format!("-artifact_prefix={}/", artifacts.display()))
+        .args(extra)
+        .arg(corpus)
+        .arg(seeds)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("the fuzz binary runs")
+}
+
 /// The lower and upper quartiles of `v` (linear between the closest ranks,
 /// as numpy's default; NaN when empty).
 pub fn quartiles(mut v: Vec<f64>) -> (f64, f64) {

@@ -71,25 +71,9 @@ fn campaign(
     let artifacts = scratch.join("campaign-artifacts");
     fs::create_dir_all(&artifacts).unwrap();
     let fuzz = |into: &Path, seed: u64, extra: &[&str]| {
-        fs::create_dir_all(into).unwrap();
         eprintln!("{target}: fuzzing {secs} s on two cores for a corpus (seed {seed})");
-        let status = Command::new(binary)
-            .args([
-                "-fork=2",
-                "-ignore_crashes=1",
-                "-ignore_timeouts=1",
-                "-ignore_ooms=1",
-                &format!("-seed={seed}"),
-                &format!("-max_total_time={secs}"),
-                &format!("-artifact_prefix={}/", artifacts.display()),
-            ])
-            .args(extra)
-            .arg(into)
-            .arg(root.join("seeds").join(target))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .expect("the fuzz binary runs");
+        let seeds = root.join("seeds").join(target);
+        let status = common::fuzz_campaign(binary, into, &seeds, &artifacts, (seed, secs), extra);
         eprintln!("{target}: campaign ended ({status})");
     };
     match fleet {

@@ -65,25 +65,10 @@ fn campaign(root: &Path, binary: &Path, target: &str, scratch: &Path, secs: u64)
         return dir;
     }
     let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    let artifacts = scratch.join("campaign-artifacts");
-    fs::create_dir_all(&artifacts).unwrap();
     eprintln!("{target}: a {secs} s campaign on two cores");
-    let status = Command::new(binary)
-        .args([
-            "-fork=2",
-            "-ignore_crashes=1",
-            "-ignore_timeouts=1",
-            "-ignore_ooms=1",
-        ])
-        .args(["-seed=1", &format!("-max_total_time={secs}")])
-        .arg(format!("-artifact_prefix={}/", artifacts.display()))
-        .arg(&dir)
-        .arg(root.join("seeds").join(target))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("the fuzz binary runs");
+    let seeds = root.join("seeds").join(target);
+    let artifacts = scratch.join("campaign-artifacts");
+    let status = common::fuzz_campaign(binary, &dir, &seeds, &artifacts, (1, secs), &[]);
     eprintln!("{target}: campaign ended ({status})");
     fs::write(scratch.join("campaign.done"), "").unwrap();
     dir
@@ -393,21 +378,12 @@ fn main() {
         let jobs: Vec<(usize, u64)> = (0..trials)
             .flat_map(|i| (0..ARMS.len()).map(move |a| (a, i)))
             .collect();
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let results = std::sync::Mutex::new(Vec::new());
-        std::thread::scope(|scope| {
-            for _ in 0..2 {
-                scope.spawn(|| loop {
-                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(&(a, i)) = jobs.get(k) else { break };
-                    let (name, dir) = &corpora[a];
-                    let v = trial(&root, &binary, target, dir, &scratch, name, i, secs);
-                    eprintln!("{target} {name} trial {i}: cov {}", v["cov"]);
-                    results.lock().unwrap().push(v);
-                });
-            }
+        let results = common::side_by_side(&jobs, |&(a, i)| {
+            let (name, dir) = &corpora[a];
+            let v = trial(&root, &binary, target, dir, &scratch, name, i, secs);
+            eprintln!("{target} {name} trial {i}: cov {}", v["cov"]);
+            v
         });
-        let results = results.into_inner().unwrap();
         let of =
             |arm: &str| -> Vec<&Value> { results.iter().filter(|v| v["arm"] == arm).collect() };
         let covs = |arm: &str| -> Vec<f64> {

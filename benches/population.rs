@@ -138,24 +138,15 @@ fn main() {
     let jobs: Vec<(usize, u64)> = (0..targets.len())
         .flat_map(|t| (0..seeds).map(move |s| (t, s)))
         .collect();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..2 {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&(t, seed)) = jobs.get(i) else { break };
-                let out = trial(&example, &targets[t], seed, secs, &scratch);
-                eprintln!("{} seed {seed}: done", targets[t].name);
-                let rows: Vec<Value> = out
-                    .lines()
-                    .filter_map(|l| serde_json::from_str(l).ok())
-                    .collect();
-                results.lock().unwrap().push((t, seed, rows));
-            });
-        }
+    let results = common::side_by_side(&jobs, |&(t, seed)| {
+        let out = trial(&example, &targets[t], seed, secs, &scratch);
+        eprintln!("{} seed {seed}: done", targets[t].name);
+        let rows: Vec<Value> = out
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        (t, seed, rows)
     });
-    let results = results.into_inner().unwrap();
     println!(
         "Population policies, {secs} s per trial, {seeds} seeds, two trials side by side \
          (`examples/population.rs`):\n"
