@@ -141,6 +141,25 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// The environment variable `name` parsed, or `default` when it is unset
+/// or does not parse (the benches' knobs).
+pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The comma-separated list in the environment variable `name`, or
+/// `default`'s.
+pub fn env_list(name: &str, default: &str) -> Vec<String> {
+    std::env::var(name)
+        .unwrap_or_else(|_| default.to_owned())
+        .split(',')
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Runs `job` on every item, two at a time (one per core of the 2-core
 /// machines the benches are measured on), and returns the results in the
 /// order the jobs finished.

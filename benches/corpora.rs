@@ -36,7 +36,7 @@ mod common;
 #[allow(dead_code)]
 mod real;
 
-use common::{copy_tree, corpus_size};
+use common::{corpus_size, env_list, env_or};
 use real::libfuzzer_counts;
 use serde_json::Value;
 use std::fs;
@@ -45,13 +45,6 @@ use std::process::Command;
 use std::time::Instant;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cargo-reduce-crash");
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// The campaign's corpus, fuzzed once and kept: one campaign, or with
 /// `fleet: Some(n)` the union of `n` value-profile campaigns.
@@ -154,16 +147,11 @@ fn main() {
         eprintln!("corpora bench: {why}; nothing measured");
         return;
     }
-    let targets: Vec<String> = std::env::var("CORPORA_TARGETS")
-        .unwrap_or_else(|_| "toml,sqlparser,ron".to_owned())
-        .split(',')
-        .map(str::to_owned)
-        .collect();
+    let targets = env_list("CORPORA_TARGETS", "toml,sqlparser,ron");
     let fuzz_secs: u64 = env_or("CORPORA_FUZZ_SECS", 90);
     let max_time: u64 = env_or("CORPORA_MAX_TIME", 1200);
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let root = repo.join("target/bench-fixtures/realworld");
-    copy_tree(&repo.join("benches/realworld"), &root);
+    let root = common::stable_copy("benches/realworld", "realworld");
     let bins = real::cargo_fuzz_build(&root);
     let scratch_root = repo.join("target/bench-scratch/corpora");
 

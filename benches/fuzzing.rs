@@ -39,7 +39,7 @@ mod common;
 #[allow(dead_code)]
 mod real;
 
-use common::{copy_tree, corpus_size};
+use common::{corpus_size, env_list, env_or};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fs;
@@ -49,13 +49,6 @@ use std::time::{Instant, SystemTime};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cargo-reduce-crash");
 const ARMS: [&str; 4] = ["as-left", "cmin", "no-shrink", "shrink"];
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// The campaign's corpus, fuzzed once and kept.
 fn campaign(root: &Path, binary: &Path, target: &str, scratch: &Path, secs: u64) -> PathBuf {
@@ -348,17 +341,12 @@ fn main() {
         eprintln!("fuzzing bench: {why}; nothing measured");
         return;
     }
-    let targets: Vec<String> = std::env::var("FUZZING_TARGETS")
-        .unwrap_or_else(|_| "sqlparser,zip,ron".to_owned())
-        .split(',')
-        .map(str::to_owned)
-        .collect();
+    let targets = env_list("FUZZING_TARGETS", "sqlparser,zip,ron");
     let campaign_secs: u64 = env_or("FUZZING_CAMPAIGN_SECS", 600);
     let trials: u64 = env_or("FUZZING_TRIALS", 8);
     let secs: u64 = env_or("FUZZING_SECS", 300);
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let root = repo.join("target/bench-fixtures/realworld");
-    copy_tree(&repo.join("benches/realworld"), &root);
+    let root = common::stable_copy("benches/realworld", "realworld");
     let bins = real::cargo_fuzz_build(&root);
     println!(
         "Fuzzing from four corpora of one {campaign_secs} s campaign: {trials} trials of {secs} s \

@@ -25,18 +25,13 @@
 
 mod common;
 
+use common::env_or;
+
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// A target: its name, its fuzz directory and its seed directory (`None`:
 /// the example's own one-line seed).

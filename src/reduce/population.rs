@@ -156,11 +156,8 @@ fn trim<F: FnMut(&[u8]) -> bool>(input: &[u8], keeps: &mut F) -> (Vec<u8>, u64) 
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::contains as has;
     use super::*;
-
-    fn has(c: &[u8], needle: &[u8]) -> bool {
-        c.windows(needle.len()).any(|w| w == needle)
-    }
 
     #[test]
     fn each_policy_keeps_what_it_says() {

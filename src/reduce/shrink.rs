@@ -165,11 +165,8 @@ impl<F: FnMut(&[u8]) -> bool> Oracle<u8> for BudgetOracle<F> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::contains;
     use super::*;
-
-    fn contains(hay: &[u8], needle: &[u8]) -> bool {
-        hay.windows(needle.len()).any(|w| w == needle)
-    }
 
     #[test]
     fn reaches_the_minimum_without_a_budget() {

@@ -6,6 +6,11 @@ use crate::reduce::oracle::Oracle;
 use proptest::prelude::*;
 use proptest::sample::Index;
 
+/// Whether `needle` occurs in `hay` (the predicate of many small tests).
+pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
 /// An oracle that logs every candidate it is asked about and can pretend
 /// to be interrupted after a number of tests.
 pub(crate) struct Recorder<E, F> {
