@@ -79,6 +79,48 @@ pub enum Error {
     },
     #[error("cannot run cargo: {0}")]
     Cargo(String),
+    #[error("{path} is not in a git repository ({detail}): --bisect searches the history of the repository holding the fuzz project")]
+    NotGit { path: PathBuf, detail: String },
+    #[error("unknown revision `{rev}` in {repo}: pass a commit, tag or branch (`git rev-parse` must know it)")]
+    BadRevision { rev: String, repo: PathBuf },
+    #[error("git failed in {repo}: {detail}")]
+    Git { repo: PathBuf, detail: String },
+    #[error("--good {good} is not an ancestor of --bad {bad}: pass revisions on one line of history, the good one older")]
+    NotAncestor { good: String, bad: String },
+    #[error("cannot judge {rev} ({what}): {why}; pass another revision")]
+    Unjudgeable {
+        rev: String,
+        what: &'static str,
+        why: String,
+    },
+    #[error("{input} does not crash `{target}` at {rev} ({what}): {detail}")]
+    NoCrashAt {
+        input: PathBuf,
+        target: String,
+        rev: String,
+        what: &'static str,
+        detail: String,
+    },
+    #[error("{input} crashes `{target}` the same way at --good {rev} too: pass an older --good, or none to search back")]
+    GoodCrashes {
+        input: PathBuf,
+        target: String,
+        rev: String,
+    },
+    #[error("{input} still crashes `{target}` the same way at {rev}: nothing to find with --fixed; pass --good REV where it no longer does")]
+    NotFixed {
+        input: PathBuf,
+        target: String,
+        rev: String,
+    },
+    #[error("{input} crashes `{target}` the same way (or cannot be judged) at every revision from {from} back to {oldest} ({tried} tried): the crash is as old as the fuzz target, or pass --good REV")]
+    NoneBefore {
+        input: PathBuf,
+        target: String,
+        from: String,
+        oldest: String,
+        tried: usize,
+    },
     #[error("interrupted")]
     Interrupted,
     #[error("{path}: the smallest input found ({len} bytes) crashes `{target}` only after other inputs ran in the same process, and no smaller one crashes on its own; nothing was written (is the target deterministic?)")]
@@ -190,6 +232,15 @@ impl Error {
             | Error::NothingReproducible { .. }
             | Error::CoverageLost { .. } => exit_code::FLAKY,
             Error::BugsFailed { code, .. } => *code,
+            Error::NoCrashAt { .. } => exit_code::NO_CRASH,
+            Error::NotGit { .. }
+            | Error::BadRevision { .. }
+            | Error::Git { .. }
+            | Error::NotAncestor { .. }
+            | Error::Unjudgeable { .. }
+            | Error::GoodCrashes { .. }
+            | Error::NotFixed { .. }
+            | Error::NoneBefore { .. } => exit_code::BISECT,
         }
     }
 }

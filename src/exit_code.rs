@@ -36,6 +36,11 @@ pub const NO_PARSE: i32 = 9;
 /// With `--baseline`: every bug was reduced, and at least one is new (not in
 /// the baseline report), for a CI job to gate on.
 pub const NEW_BUGS: i32 = 10;
+/// `--bisect` found no answer: not in a git repository, an unknown
+/// revision, `--good` crashes the same way too (or cannot be built),
+/// `--fixed` and it still crashes at the other end, or no revision back to
+/// the one that added the fuzz target is free of the crash.
+pub const BISECT: i32 = 11;
 /// The in-process driver for the target did not build or start.
 pub const BUILD_FAILED: i32 = 101;
 /// Interrupted (SIGINT/SIGTERM); the best result so far was written (for
@@ -79,6 +84,10 @@ pub const ALL: &[(i32, &str)] = &[
     (
         NEW_BUGS,
         "with --baseline: bugs reduced, and at least one is new since the baseline",
+    ),
+    (
+        BISECT,
+        "--bisect found no answer: not a git repository, an unknown revision, --good crashes too or cannot be built, --fixed and it still crashes at --good/HEAD, or every revision back to the one that added the fuzz target crashes",
     ),
     (BUILD_FAILED, "the in-process driver did not build or start"),
     (

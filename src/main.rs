@@ -84,6 +84,25 @@ fn run(cli: &Cli, reporter: &mut Reporter) -> i32 {
             Err(e) => fail(reporter, e),
         };
     }
+    if cli.bisect {
+        if cli.artifacts.len() != 1 || cli.artifacts[0].is_dir() {
+            reporter.error("--bisect takes one artifact file", exit_code::USAGE);
+            return exit_code::USAGE;
+        }
+        interrupt::install();
+        let bisect = campaign::bisect::BisectOptions {
+            artifact: cli.artifacts[0].clone(),
+            good: cli.good.clone(),
+            bad: cli.bad.clone(),
+            fixed: cli.fixed,
+        };
+        return match campaign::bisect::run(&opts, &bisect, reporter) {
+            Ok(b) if b.interrupted => exit_code::INTERRUPTED,
+            Ok(b) if !b.checked => exit_code::FLAKY,
+            Ok(_) => exit_code::SUCCESS,
+            Err(e) => fail(reporter, e),
+        };
+    }
     if cli.merge {
         return match campaign::merge::run(&cli.artifacts, &cli.report_outputs(), reporter) {
             Ok(code) => code,

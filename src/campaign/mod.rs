@@ -42,6 +42,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+pub mod bisect;
 mod bucket;
 pub mod corpus;
 mod discover;

@@ -196,6 +196,22 @@ pub struct Cli {
     #[arg(long, requires = "corpus")]
     pub no_shrink: bool,
 
+    /// Find the commit at which ARTIFACT started crashing the same way: each revision built as cargo fuzz builds it, in a work tree of its own (the checkout is never touched); revisions that do not build, lack the target or crash another way are skipped and named.
+    #[arg(long, conflicts_with_all = ["all", "classify", "corpus", "merge", "emit_test", "grammar", "output"])]
+    pub bisect: bool,
+
+    /// With --bisect: a revision where the artifact does not crash the same way (default: searched back from --bad 1, 2, 4, 8… commits); with --fixed, where it no longer does (default HEAD).
+    #[arg(long, value_name = "REV", requires = "bisect")]
+    pub good: Option<String>,
+
+    /// With --bisect: a revision where the artifact crashes (default HEAD; needed with --fixed).
+    #[arg(long, value_name = "REV", requires = "bisect")]
+    pub bad: Option<String>,
+
+    /// With --bisect: find the first commit after --bad at which the artifact no longer crashes the same way.
+    #[arg(long, requires_all = ["bisect", "bad"])]
+    pub fixed: bool,
+
     /// Output format: human (stderr) or json (JSON lines on stdout).
     #[arg(long, value_name = "FMT", default_value = "human")]
     pub message_format: MessageFormat,
@@ -315,7 +331,7 @@ impl Cli {
     pub fn campaign(&self) -> Option<CampaignOptions> {
         let several =
             self.all || self.artifacts.len() > 1 || self.artifacts.iter().any(|p| p.is_dir());
-        (several && !self.classify).then(|| CampaignOptions {
+        (several && !self.classify && !self.bisect).then(|| CampaignOptions {
             paths: self.artifacts.clone(),
             all: self.all,
             each: self.each,

@@ -140,7 +140,7 @@ pub fn read_artifact(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// The project holding `artifact` and the name of its fuzz target.
-fn locate_target(opts: &Options, artifact: &Path) -> Result<(FuzzProject, String)> {
+pub fn locate_target(opts: &Options, artifact: &Path) -> Result<(FuzzProject, String)> {
     let mut locate = opts.locate.clone();
     locate.artifact = Some(artifact.to_owned());
     driver::warm_up();
