@@ -365,7 +365,8 @@ fn line_of(sig: &Signature) -> (String, u64) {
 /// site without line numbers, so that it stays put when unrelated lines
 /// move: the kind (and sanitizer error), the file as a path inside its crate
 /// (`gif/src/reader/mod.rs`, no version, no checkout location), the
-/// function, and the text of the crash line itself (whitespace collapsed);
+/// function's own name (not its path: builds qualify inlined frames
+/// differently), and the text of the crash line itself (whitespace collapsed);
 /// where the source cannot be read, the line number instead. A crash with
 /// no site (a timeout, an RSS limit, an abort) is named by its `target`.
 pub fn fingerprint(sig: &Signature, target: Option<&str>, root: &Path) -> String {
@@ -380,10 +381,12 @@ pub fn fingerprint(sig: &Signature, target: Option<&str>, root: &Path) -> String
         basis.push_str(&format!("|target={t}"));
     }
     if let Some(f) = &sig.function {
-        basis.push_str(&format!(
-            "|fn={}",
-            crate::run::crash_report::without_generics(f)
-        ));
+        // The name's last segment: one build names an inlined frame
+        // `advance`, another `<parse::Cursor>::advance` (`::advance`
+        // without generics).
+        let name = crate::run::crash_report::without_generics(f);
+        let last = name.rsplit("::").next().unwrap_or(&name);
+        basis.push_str(&format!("|fn={last}"));
     }
     if let Some(loc) = &sig.location {
         let (file, line) = split_location(loc);
@@ -725,6 +728,18 @@ mod tests {
         );
         assert_eq!(fingerprint(&moved, None, dir.path()), before);
         assert_eq!(before.len(), 16);
+        // An inlined frame's name, or the qualified one another build gives.
+        let named = |f: &str| {
+            let mut sig = at(4);
+            sig.function = Some(f.to_owned());
+            fingerprint(&sig, None, dir.path())
+        };
+        assert_eq!(named("advance"), named("<parse::Cursor<'a>>::advance"));
+        assert_eq!(
+            named("advance"),
+            named("proc_macro2::parse::Cursor::advance")
+        );
+        assert_ne!(named("advance"), named("retreat"));
         assert_eq!(strip_version("gif-0.9.0"), "gif");
         assert_eq!(strip_version("rustc-demangle-0.1.5"), "rustc-demangle");
         assert_eq!(strip_version("my-crate"), "my-crate");

@@ -198,7 +198,7 @@ pub fn run(opts: &Options, bopts: &BisectOptions, reporter: &mut Reporter) -> Re
             _ => None,
         })
         .collect();
-    let (_, signature) = prober.reference.clone().expect("measured");
+    let signature = prober.in_checkout(&prober.reference.clone().expect("measured").1);
     let bisected = Bisected {
         first: chain[found.after].clone(),
         last_before: chain[found.before].clone(),

@@ -157,11 +157,31 @@ impl Prober<'_> {
     }
 
     fn judge_fresh(&mut self, commit: &Commit, reporter: &mut Reporter) -> Result<Judged, Stop> {
-        self.worktree.checkout(&commit.hash)?;
+        // A revision git cannot check out (a blob missing from a partial
+        // clone, say) cannot be judged; the next checkout starts over.
+        if let Err(e) = self.worktree.checkout(&commit.hash) {
+            return Ok(Judged::Skip(format!("cannot be checked out: {e}")));
+        }
         match self.build(commit, reporter)? {
             Ok((mut exec, root)) => self.run_input(&mut exec, commit, &root),
             Err(why) => Ok(Judged::Skip(why)),
         }
+    }
+
+    /// `sig` with its paths in the work tree named as in the user's
+    /// checkout (the work tree is gone once the run ends).
+    pub(super) fn in_checkout(&self, sig: &Signature) -> Signature {
+        let mut sig = sig.clone();
+        let (ours, theirs) = (
+            self.worktree.top.display().to_string(),
+            self.repo.top.display().to_string(),
+        );
+        if let Some(loc) = &sig.location {
+            if let Some(rest) = loc.strip_prefix(&ours) {
+                sig.location = Some(format!("{theirs}{rest}"));
+            }
+        }
+        sig
     }
 
     /// Runs the input on a driver as many times as a verdict needs.
@@ -191,7 +211,7 @@ impl Prober<'_> {
             }
         }
         Ok(match other {
-            Some(sig) => Judged::Skip(format!("crashes another way: {sig}")),
+            Some(sig) => Judged::Skip(format!("crashes another way: {}", self.in_checkout(&sig))),
             None => Judged::Clean,
         })
     }
@@ -226,7 +246,12 @@ impl Prober<'_> {
         }
         let built = match built {
             Ok(b) => b,
-            Err(Error::Build { .. }) => return Ok(Err("does not build".into())),
+            Err(Error::Build { diagnostics, .. }) => {
+                return Ok(Err(match first_error(&diagnostics) {
+                    Some(e) => format!("does not build ({e})"),
+                    None => "does not build".into(),
+                }))
+            }
             Err(e) => return Ok(Err(first_line(&e.to_string()))),
         };
         // The build's binary is overwritten by the next revision's: keep a
@@ -416,6 +441,26 @@ pub(super) fn printable(s: &str) -> String {
         .collect()
 }
 
+/// cargo's first `error` line, without colours, cut to 160 characters.
+fn first_error(diagnostics: &str) -> Option<String> {
+    let plain: String = diagnostics
+        .split('\x1b')
+        .enumerate()
+        .map(|(i, part)| {
+            if i == 0 {
+                part
+            } else {
+                // An SGR sequence: `[…m`.
+                part.find('m').map_or(part, |m| &part[m + 1..])
+            }
+        })
+        .collect();
+    let line = plain
+        .lines()
+        .find(|l| l.trim_start().starts_with("error"))?;
+    Some(printable(line.trim()).chars().take(160).collect())
+}
+
 fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").to_owned()
 }
@@ -445,6 +490,16 @@ mod tests {
         assert_eq!(side(Judged::Clean, false), Side::Before);
         assert_eq!(side(Judged::Crashes, true), Side::Before);
         assert_eq!(side(Judged::Clean, true), Side::After);
+    }
+
+    #[test]
+    fn a_build_failure_is_named_by_its_first_error() {
+        let d = "   Compiling x v0.1.0\n\x1b[1m\x1b[91merror[E0635]\x1b[0m: unknown feature `proc_macro_span_shrink`\n --> src/lib.rs:1:1\nerror: could not compile `x`";
+        assert_eq!(
+            first_error(d).as_deref(),
+            Some("error[E0635]: unknown feature `proc_macro_span_shrink`")
+        );
+        assert_eq!(first_error("warning: x"), None);
     }
 
     #[test]
