@@ -123,6 +123,8 @@ pub enum Error {
     },
     #[error("interrupted")]
     Interrupted,
+    #[error("interrupted: {known}")]
+    BisectInterrupted { known: String },
     #[error("{path}: the smallest input found ({len} bytes) crashes `{target}` only after other inputs ran in the same process, and no smaller one crashes on its own; nothing was written (is the target deterministic?)")]
     ResultNotReproducible {
         path: PathBuf,
@@ -225,7 +227,7 @@ impl Error {
                 exit_code::BAD_GRAMMAR
             }
             Error::NoParse { .. } => exit_code::NO_PARSE,
-            Error::Interrupted => exit_code::INTERRUPTED,
+            Error::Interrupted | Error::BisectInterrupted { .. } => exit_code::INTERRUPTED,
             Error::Flaky { .. }
             | Error::ResultNotReproducible { .. }
             | Error::NotAsClassified { .. }

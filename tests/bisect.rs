@@ -345,49 +345,46 @@ fn bad_revisions_and_good_ends_are_one_line_errors() {
     );
 }
 
-#[test]
-fn ctrl_c_stops_with_the_range_known_so_far() {
+/// Runs `--bisect` on the history's artifact and sends Ctrl-C once `after`
+/// status lines starting with "Clean" or "Crashes" were printed; returns
+/// the exit code and stderr.
+fn interrupt_after(root: &Path, case: &str, after: usize) -> (Option<i32>, String) {
     use std::io::BufRead;
-    let k = 23;
-    let (root, _) = history("interrupted", |i| Version {
-        bug: i >= k,
-        ..Version::default()
-    });
-    let before = snapshot(&root);
-    let target_dir = tmp_root().join("bisect-target").join("interrupted");
+    let target_dir = tmp_root().join("bisect-target").join(case);
     let args = [
         "--bisect".to_owned(),
         "fuzz/artifacts/parse/crash-bug".to_owned(),
         "--target-dir".to_owned(),
         target_dir.display().to_string(),
     ];
-    let mut child = command(&args, &root).spawn().unwrap();
+    let mut child = command(&args, root).spawn().unwrap();
     let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut lines = Vec::new();
-    let mut sent = false;
+    let mut judged = 0;
     for line in stderr.lines() {
         let line = line.unwrap();
-        // After the first revision judged past the bad one, a Ctrl-C.
-        if !sent
-            && (line.trim_start().starts_with("Clean") || line.trim_start().starts_with("Crashes"))
-        {
-            assert_eq!(
-                unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
-                0
-            );
-            sent = true;
+        let t = line.trim_start();
+        if t.starts_with("Clean") || t.starts_with("Crashes") {
+            judged += 1;
+            if judged == after {
+                assert_eq!(
+                    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+                    0
+                );
+            }
         }
         lines.push(line);
     }
     let status = child.wait().unwrap();
     let text = lines.join("\n");
-    assert!(sent, "{text}");
-    assert_eq!(status.code(), Some(130), "{text}");
-    assert!(text.contains("Interrupted"), "{text}");
-    assert!(text.contains("is one of"), "{text}");
+    assert!(judged >= after, "{text}");
     assert!(!text.contains("panicked"), "{text}");
-    assert!(snapshot(&root) == before);
-    // Its work tree is gone.
+    (status.code(), text)
+}
+
+/// No work tree of a run on the history named `case` is left in the
+/// temporary directory.
+fn no_work_tree_left(case: &str) {
     let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
         .unwrap()
         .flatten()
@@ -401,8 +398,41 @@ fn ctrl_c_stops_with_the_range_known_so_far() {
                 .into_iter()
                 .flatten()
                 .flatten()
-                .any(|f| f.file_name() == "interrupted")
+                .any(|f| f.file_name() == case)
         })
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn ctrl_c_stops_with_the_range_known_so_far() {
+    let k = 23;
+    let (root, _) = history("interrupted", |i| Version {
+        bug: i >= k,
+        ..Version::default()
+    });
+    let before = snapshot(&root);
+    // After the first revision judged past the bad one: bisecting.
+    let (code, text) = interrupt_after(&root, "interrupted", 1);
+    assert_eq!(code, Some(130), "{text}");
+    assert!(text.contains("Interrupted"), "{text}");
+    assert!(text.contains("is one of"), "{text}");
+    assert!(snapshot(&root) == before);
+    no_work_tree_left("interrupted");
+
+    // The target's first commit does not build, so the search steps back
+    // from the bad end; stopped there, it says how far back it crashes.
+    let (root, h) = history("interrupted-back", |i| Version {
+        bug: i >= 3,
+        broken: i == 0,
+        ..Version::default()
+    });
+    let before = snapshot(&root);
+    let (code, text) = interrupt_after(&root, "interrupted-back", 2);
+    assert_eq!(code, Some(130), "{text}");
+    assert!(text.contains("as far back as"), "{text}");
+    // Two revisions judged back from commit 29: 28, then 27 (or further).
+    assert!(h[..=27].iter().any(|c| text.contains(c.as_str())), "{text}");
+    assert!(snapshot(&root) == before);
+    no_work_tree_left("interrupted-back");
 }

@@ -177,6 +177,7 @@ pub fn run(opts: &Options, bopts: &BisectOptions, reporter: &mut Reporter) -> Re
         binaries: HashMap::new(),
         seen: HashMap::new(),
         clean_total: 0,
+        last_crash: None,
     };
     let reference_commit = repo.commit(&reference)?;
     let outcome = bisect_with(
@@ -189,7 +190,22 @@ pub fn run(opts: &Options, bopts: &BisectOptions, reporter: &mut Reporter) -> Re
     let (chain, found, interrupted, checked) = match outcome {
         Ok(r) => r,
         Err(Stop::Failed(e)) => return Err(e),
-        Err(Stop::Interrupted) => return Err(Error::Interrupted),
+        Err(Stop::Interrupted) => {
+            return Err(match (&prober.reference, &prober.last_crash) {
+                // Stopped while searching back: how far back it crashes.
+                (Some(_), Some(c)) if !bopts.fixed => Error::BisectInterrupted {
+                    known: format!(
+                        "it crashes the same way as far back as {} ({}); no older revision was judged yet",
+                        c.hash,
+                        probe::printable(&c.subject)
+                    ),
+                },
+                (Some(_), _) => Error::BisectInterrupted {
+                    known: format!("it crashes the same way at {}; no other revision was judged yet", reference),
+                },
+                _ => Error::Interrupted,
+            });
+        }
     };
     let skipped: Vec<(Commit, String)> = chain[found.before + 1..found.after]
         .iter()

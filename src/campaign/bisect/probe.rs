@@ -113,6 +113,9 @@ pub(super) struct Prober<'a> {
     /// The signature seen at a revision that crashed (for the last check).
     pub(super) seen: HashMap<String, Signature>,
     pub(super) clean_total: usize,
+    /// The last revision judged to crash the same way (while searching
+    /// back, the oldest known to): what an interrupted search still knows.
+    pub(super) last_crash: Option<Commit>,
 }
 
 /// Why a probe could not go on.
@@ -146,7 +149,10 @@ impl Prober<'_> {
         );
         let judged = self.judge_fresh(commit, reporter)?;
         match &judged {
-            Judged::Crashes => reporter.status("Crashes", short(&commit.hash)),
+            Judged::Crashes => {
+                self.last_crash = Some(commit.clone());
+                reporter.status("Crashes", short(&commit.hash))
+            }
             Judged::Clean => reporter.status("Clean", short(&commit.hash)),
             Judged::Skip(why) => {
                 reporter.status("Skipped", format!("{}: {why}", short(&commit.hash)))
