@@ -12,6 +12,7 @@
 
 #![allow(dead_code)]
 
+pub mod history;
 pub mod real;
 
 use serde_json::Value;
