@@ -348,3 +348,25 @@ fn ctrl_c_stops_with_the_range_known_so_far() {
     assert!(snapshot(&root) == before);
     no_work_tree_left("interrupted-back");
 }
+
+#[test]
+fn the_reduced_form_runs_when_it_crashes_the_same_way() {
+    let k = 6;
+    let (root, h) = history("reduced", |i| Version {
+        bug: i >= k,
+        ..Version::default()
+    });
+    let artifact = root.join("fuzz/artifacts/parse/crash-bug");
+    std::fs::write(artifact.with_file_name("crash-bug.reduced"), b"BUG").unwrap();
+    let b = bisect(&root, "reduced", &[], 0);
+    assert_eq!(b["first_bad"], h[k].as_str(), "{b}");
+    assert!(
+        b["input"].as_str().unwrap().ends_with("crash-bug.reduced"),
+        "{b}"
+    );
+    // One that does not crash is not used.
+    std::fs::write(artifact.with_file_name("crash-bug.reduced"), b"ok").unwrap();
+    let b = bisect(&root, "reduced", &[], 0);
+    assert_eq!(b["first_bad"], h[k].as_str(), "{b}");
+    assert!(b["input"].as_str().unwrap().ends_with("crash-bug"), "{b}");
+}
