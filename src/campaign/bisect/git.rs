@@ -173,14 +173,31 @@ impl Repo {
     /// A work tree of ours, empty until [`Worktree::checkout`]. Its
     /// top directory is named as the user's (a crash's file paths read the
     /// same in both).
+    ///
+    /// Its path is the same on every run for this repository
+    /// (`reduce-crash-bisect-<hash of the checkout's path>` in the temporary
+    /// directory), so cargo names the crates built there the same each time
+    /// and the user's build directory keeps one set of them, not one per
+    /// run. Created exclusively: a run going on at the same time (or one
+    /// killed before it could remove it) makes this one take a random name.
     pub fn worktree(&self) -> Result<Worktree> {
-        let dir = tempfile::Builder::new()
-            .prefix("reduce-crash-bisect-")
-            .tempdir()
-            .map_err(|source| Error::Write {
-                path: std::env::temp_dir(),
-                source,
-            })?;
+        let key = sha1_smol::Sha1::from(self.top.as_os_str().as_encoded_bytes())
+            .digest()
+            .to_string();
+        let stable = tempfile::Builder::new()
+            .prefix(&format!("reduce-crash-bisect-{}", &key[..16]))
+            .rand_bytes(0)
+            .tempdir();
+        let dir = match stable {
+            Ok(dir) => dir,
+            Err(_) => tempfile::Builder::new()
+                .prefix("reduce-crash-bisect-")
+                .tempdir()
+                .map_err(|source| Error::Write {
+                    path: std::env::temp_dir(),
+                    source,
+                })?,
+        };
         let name = self.top.file_name().unwrap_or(OsStr::new("repo"));
         let top = dir.path().join(name);
         std::fs::create_dir(&top).map_err(|source| Error::Write {
@@ -339,9 +356,15 @@ mod tests {
         );
         assert!(wt.top.join("b").exists());
         assert!(!wt.top.join("Cargo.lock").exists());
+        // The same path on the next run; a second at the same time gets
+        // another.
+        let other = repo.worktree().unwrap();
+        assert_ne!(other.top, wt.top);
+        drop(other);
         let top = wt.top.clone();
         drop(wt);
         assert!(!top.exists());
+        assert_eq!(repo.worktree().unwrap().top, top);
 
         assert_eq!(std::fs::read_to_string(repo_dir.join("a")).unwrap(), "mine");
         assert_eq!(std::fs::read(repo_dir.join(".git/index")).unwrap(), index);
