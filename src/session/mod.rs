@@ -1038,6 +1038,7 @@ pub fn reduce_reproduced(
         tests_cached: stats.cache_hits,
         tests_value_cached: value_cached,
         tests_discarded: work.discarded,
+        tests_alike: passes.alike,
         passes: passes.passes,
         drivers: work.drivers,
         elapsed_secs: elapsed.as_secs_f64(),

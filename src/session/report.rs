@@ -168,6 +168,11 @@ pub struct Summary {
     /// Of the tests executed, those another driver ran past the first
     /// success of their list, discarded (`-j N` on one artifact).
     pub tests_discarded: u64,
+    /// Tests of the default byte pipeline answered "not interesting"
+    /// without a run: the same edit, with the same bytes around it, as one
+    /// that failed on the same input (`reduce::alike`; a repeat of a
+    /// candidate that failed is counted here, not in `tests_cached`).
+    pub tests_alike: u64,
     /// What each pass of the default byte pipeline did (tests it ran,
     /// bytes it removed), in pipeline order; empty for other strategies.
     pub passes: Vec<crate::reduce::PassStats>,
