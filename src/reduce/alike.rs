@@ -89,8 +89,10 @@ pub fn describe(base: &[u8], candidate: &[u8]) -> u64 {
     let (removed_end, inserted_end) = (base.len() - suffix, candidate.len() - suffix);
     let (removed, inserted) = (prefix..removed_end, &candidate[prefix..inserted_end]);
     let mut h = DefaultHasher::new();
-    let kept = removed.len() - inserted.len();
-    if !inserted.is_empty() && kept <= 2 * CONTEXT {
+    // A candidate may be longer than the base (an insertion; or the base
+    // is not what the candidate was made from).
+    let kept = removed.len().saturating_sub(inserted.len());
+    if !inserted.is_empty() && kept > 0 && kept <= 2 * CONTEXT {
         // Is what was inserted the base's own bytes, between two deletions?
         let middle = &base[removed.clone()];
         if let Some(a) = (1..kept).find(|&a| &middle[a..a + inserted.len()] == inserted) {
@@ -251,6 +253,10 @@ mod tests {
         assert_eq!(describe(b"abbbbc", b"abbbc"), describe(b"abbbbc", b"abbbc"));
         // Replacing a byte.
         assert_ne!(describe(b"abc", b"aXc"), describe(b"abc", b"aYc"));
+        // Inserting, and a candidate unlike the base.
+        assert_ne!(describe(b"abc", b"abXc"), describe(b"abc", b"abYc"));
+        assert_ne!(describe(b"ab", b"xyzxyz"), describe(b"ab", b""));
+        assert_eq!(describe(b"", b""), describe(b"", b""));
         // Unwrapping a level: its two brackets go, whatever is between.
         let unwrap = |i: usize, j: usize| {
             let mut c = base.to_vec();
@@ -268,6 +274,14 @@ mod tests {
             describe(base, &unwrap(19, 50)),
             describe(base, &unwrap(20, 50))
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_pair_is_described(base in proptest::collection::vec(0u8..4, 0..80),
+                                 candidate in proptest::collection::vec(0u8..4, 0..80)) {
+            describe(&base, &candidate);
+        }
     }
 
     #[test]
