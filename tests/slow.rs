@@ -25,6 +25,10 @@ fn main() {
             screened_hang,
         ),
         judged(
+            "a_screened_best_that_finishes_is_reduced_on_from_one_that_hangs",
+            screened_best_finishes,
+        ),
+        judged(
             "a_nest_after_kilobytes_of_statements_is_cut_around_in_a_few_tests",
             nest_in_a_document,
         ),
@@ -88,6 +92,51 @@ fn screened_hang() -> Result<(), Failed> {
     )?;
     let result = std::fs::read(reduced_path(&a)).unwrap();
     check(result.len() <= 8, || format!("result {result:?}"))?;
+    let judged = real::judge(
+        root,
+        &bins.join("hang_a"),
+        &reduced_path(&a),
+        &["-timeout=1"],
+    );
+    check(judged.verdict.kind == "timeout", || judged.output.clone())?;
+    Ok(())
+}
+
+/// A target that hangs on inputs of 40 bytes or more and runs 0.4 s on
+/// ones of 30–39 bytes: the screened stages take those for hangs (0.4 s is
+/// past the 0.25 s screening limit) once the first bests held at the full
+/// limit, and the final check in a fresh process finds that none of the
+/// bests kept runs to the limit. The reduction goes on from the newest
+/// that does (here the original), without screening, and reaches the 40
+/// bytes that hang within `--max-time 120`: under the real binary, a
+/// timeout at `-timeout=1`. (Before, it wrote nothing and exited 4.)
+fn screened_best_finishes() -> Result<(), Failed> {
+    let (root, bins) = built();
+    let _serial = lock_target("doors-slow");
+    let mut data = b"T".to_vec();
+    let noise = |tag, len| {
+        noisy_with_len(tag, b"", len)
+            .into_iter()
+            .map(|b| if b == b'L' { b'l' } else { b })
+            .collect::<Vec<u8>>()
+    };
+    data.extend(noise("short", 400));
+    data.extend(b"LOOP");
+    data.extend(noise("short-after", 100));
+    let a = artifact(root, "hang_a", "timeout-short", &data);
+    let v = reduce(root, &a, &["--max-time", "120", "--", "-timeout=1"])?;
+    let t = &v["timeout"];
+    let result = std::fs::read(reduced_path(&a)).unwrap();
+    check(result.len() == 40, || {
+        format!(
+            "{} bytes: {:?}\n{v}",
+            result.len(),
+            String::from_utf8_lossy(&result)
+        )
+    })?;
+    check(t["unconfirmed"].as_u64().is_some_and(|n| n > 0), || {
+        format!("the final check did not find screening wrong: {v}")
+    })?;
     let judged = real::judge(
         root,
         &bins.join("hang_a"),

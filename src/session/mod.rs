@@ -726,7 +726,24 @@ pub fn reduce_reproduced(
     opts: &Options,
     exec: &mut Executor,
     job: ReduceJob<'_>,
+    reporter: Option<&mut Reporter>,
+) -> Result<Summary> {
+    reduce_stage(opts, exec, job, reporter, true)
+}
+
+/// [`reduce_reproduced`]; a timeout's candidates are screened short if
+/// `screen`. When the result a screened reduction found does not keep
+/// running to the full limit in a fresh process, and the run was not cut
+/// short, the reduction goes on from the best that did, every candidate
+/// run to the limit: on cpp_demangle-timeout the screened stages had
+/// reached 71 B, the check found it and the best before it finishing, and
+/// the command had stopped at the 163 B it fell back on.
+fn reduce_stage(
+    opts: &Options,
+    exec: &mut Executor,
+    job: ReduceJob<'_>,
     mut reporter: Option<&mut Reporter>,
+    screen: bool,
 ) -> Result<Summary> {
     let ReduceJob {
         project,
@@ -804,7 +821,7 @@ pub fn reduce_reproduced(
 
     // A timeout's candidates are screened short; what is written is
     // confirmed at the full limit (`publish`).
-    exec.set_screen_hangs((signature.kind == CrashKind::Timeout).then_some(SCREEN_HANGS));
+    exec.set_screen_hangs((screen && signature.kind == CrashKind::Timeout).then_some(SCREEN_HANGS));
     // Only a timeout is judged by the clock: a crash's candidates run
     // without libFuzzer's cost of comparisons.
     exec.set_faithful_compares(signature.kind == CrashKind::Timeout);
@@ -923,6 +940,73 @@ pub fn reduce_reproduced(
         &best,
         previous.as_deref(),
     )?;
+    // Screening was wrong about the results: go on from the newest that
+    // holds (the original, if none of the bests kept does), unscreened.
+    let screened_wrongly = screen
+        && signature.kind == CrashKind::Timeout
+        && unconfirmed > 0
+        && stop.is_none()
+        && !crate::interrupt::requested();
+    let resume_from = match &published {
+        Published::Wrote(b) if screened_wrongly && b.len() < data.len() => Some(b.as_slice()),
+        Published::Nothing if screened_wrongly => Some(data),
+        _ => None,
+    };
+    if let Some(b) = resume_from {
+        if let Some(r) = reporter.as_deref_mut() {
+            r.note(format!(
+                "the smallest results stopped hanging at the full limit in a fresh process; \
+                     going on from the {} bytes that still hang, every candidate run to the limit",
+                b.len()
+            ));
+        }
+        drop(_lock);
+        let now = exec.stats();
+        let first = (
+            work.executed - (now.value_cache_hits - before.value_cache_hits),
+            stats.cache_hits,
+            started.elapsed(),
+            (unconfirmed, work.screen_failures),
+            (
+                now.restarts - before.restarts + work.helpers.restarts,
+                now.screened - before.screened + work.helpers.screened,
+            ),
+            passes,
+        );
+        let again = ReduceJob {
+            project,
+            target,
+            build,
+            artifact,
+            data: b,
+            signature: signature.clone(),
+            slowest,
+            output: output.clone(),
+            emit_test: emit_test.clone(),
+            parsed: None,
+            clock: Some(clock.unwrap_or(started)),
+        };
+        let mut summary = reduce_stage(opts, exec, again, reporter, false)?;
+        let (executed, cached, secs, (unconfirmed, wrongly), (restarts, screened), passes) = first;
+        summary.original_len = original_len;
+        summary.tests_executed += executed;
+        summary.tests_cached += cached;
+        summary.tests_alike += passes.alike;
+        summary.driver_restarts += restarts;
+        summary.elapsed_secs += secs.as_secs_f64();
+        summary.tests_per_sec = summary.tests_executed as f64 / summary.elapsed_secs.max(1e-9);
+        summary.passes = merge_passes(passes.passes, summary.passes);
+        if let Some(t) = summary.timeout.as_mut() {
+            t.screened += screened;
+            t.unconfirmed += unconfirmed;
+            t.screened_wrongly += wrongly + unconfirmed;
+        }
+        // The first stage wrote what the second kept.
+        if summary.kept_existing {
+            (summary.written, summary.kept_existing) = (true, false);
+        }
+        return Ok(summary);
+    }
     let (best, written, kept_existing) = match published {
         Published::Wrote(b) => (b, true, false),
         Published::KeptExisting(b) => (b, false, true),
@@ -942,7 +1026,7 @@ pub fn reduce_reproduced(
             })
         }
     };
-    if let (true, Some(r)) = (kept_existing, reporter.as_mut()) {
+    if let (true, true, Some(r)) = (kept_existing, screen, reporter.as_mut()) {
         r.note(format!(
             "kept the existing {} ({} bytes): it crashes the same way and is no larger than this run's result",
             output.display(),
@@ -1061,6 +1145,25 @@ pub fn reduce_reproduced(
         written,
         kept_existing,
     })
+}
+
+/// Two stages' pass counts as one list, in the first's order.
+fn merge_passes(
+    mut first: Vec<crate::reduce::PassStats>,
+    second: Vec<crate::reduce::PassStats>,
+) -> Vec<crate::reduce::PassStats> {
+    for p in second {
+        match first.iter_mut().find(|q| q.name == p.name) {
+            Some(q) => {
+                q.tests += p.tests;
+                q.removed += p.removed;
+                q.improved += p.improved;
+                q.secs += p.secs;
+            }
+            None => first.push(p),
+        }
+    }
+    first
 }
 
 /// What the drivers did during one reduction.

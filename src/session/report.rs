@@ -90,11 +90,14 @@ pub struct TimeoutGuarantee {
     /// at ten times the slowest run that finished (at least
     /// [`crate::session::SCREEN_HANGS`]).
     pub screened: u64,
-    /// Screened hangs that finished when run to the limit (screening was
-    /// wrong, and stopped: at most 1).
+    /// Screened hangs that finished when run to the limit: one found while
+    /// reducing (screening then stopped), and the `unconfirmed` results of
+    /// a screened stage.
     pub screened_wrongly: usize,
     /// Results that, run alone in a fresh process, did not run to the
-    /// limit after all (the one before each was checked next).
+    /// limit after all (the one before each was checked next). After a
+    /// screened stage, the reduction then goes on from the best that did,
+    /// without screening.
     pub unconfirmed: usize,
 }
 
