@@ -141,6 +141,23 @@ fn judge(root: &Path, binary: &Path, file: &Path, flags: &[&str]) -> real::Verdi
     verdict
 }
 
+/// The original's verdict, the one most of three runs gave: a stack
+/// overflow's report sometimes names no recursion (on sql-deep 1 run in 30
+/// overflowed inside the allocator with no frame of the cycle shown), and
+/// one such run must not become what every output is judged against.
+fn expected_verdict(root: &Path, binary: &Path, file: &Path, flags: &[&str]) -> real::Verdict {
+    let runs: Vec<real::Verdict> = (0..3).map(|_| judge(root, binary, file, flags)).collect();
+    let most = runs
+        .iter()
+        .max_by_key(|v| (runs.iter().filter(|w| w == v).count(), v.frame.is_some()))
+        .unwrap()
+        .clone();
+    if runs.iter().any(|v| *v != most) {
+        eprintln!("  the original's verdict varied over three runs; taking the most common");
+    }
+    most
+}
+
 fn recursion(binary: &Path, output: &str, own: &dyn Fn(&Path) -> bool) -> Option<String> {
     let lines: Vec<&str> = output.lines().collect();
     let start = lines
@@ -599,7 +616,7 @@ fn main() {
         let original = fs::metadata(&artifact).unwrap().len() as usize;
         let binary = bins.join(&entry.target);
         let flags = flags_for(&artifact);
-        let expected = judge(&root, &binary, &artifact, &flags);
+        let expected = expected_verdict(&root, &binary, &artifact, &flags);
         eprintln!("\n{} ({original} B): {}", entry.entry, describe(&expected));
         assert!(
             expected.kind != "pass" && expected.kind != "unknown",
@@ -696,15 +713,26 @@ fn main() {
             r
         });
         let script = judge_script(&scratch, &root, &binary, &expected, &flags);
-        assert_eq!(
-            Command::new(&script)
-                .arg(&artifact)
-                .status()
-                .unwrap()
-                .code(),
-            Some(0),
-            "the interestingness test accepts the original"
+        // Where a stack overflow hits the guard page moves with the
+        // environment: on sql-deep the test rejected the original in 1 run
+        // of 30. It must accept it in most of three runs; a rejection is
+        // reported, since the other tools' runs meet it too.
+        let accepted = (0..3)
+            .filter(|_| {
+                Command::new(&script)
+                    .arg(&artifact)
+                    .status()
+                    .unwrap()
+                    .success()
+            })
+            .count();
+        assert!(
+            accepted >= 2,
+            "the interestingness test accepts the original ({accepted} of 3 runs)"
         );
+        if accepted < 3 {
+            eprintln!("  the interestingness test accepted the original in {accepted} of 3 runs");
+        }
         for (label, exe, run) in [
             ("picire", &picire_exe, picire as ToolFn),
             ("Shrink Ray", &shrinkray_exe, shrinkray),
