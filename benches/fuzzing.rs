@@ -31,8 +31,9 @@
 //! real binary running the arm's corpus once (`-runs=0`). A plot of median `cov`
 //! over time per arm goes to `docs/fuzzing-<target>.svg`.
 //!
-//! `FUZZING_TARGETS=sqlparser,zip` picks targets (default sqlparser, zip,
-//! ron). Run with `cargo bench --bench fuzzing`.
+//! `FUZZING_TARGETS=sqlparser,zip` picks targets (default: sqlparser, a
+//! text parser; zip, a binary format; smallvec, a typed `arbitrary` target
+//! of operations). Run with `cargo bench --bench fuzzing`.
 
 mod common;
 #[path = "../tests/common/real.rs"]
@@ -341,7 +342,7 @@ fn main() {
         eprintln!("fuzzing bench: {why}; nothing measured");
         return;
     }
-    let targets = env_list("FUZZING_TARGETS", "sqlparser,zip,ron");
+    let targets = env_list("FUZZING_TARGETS", "sqlparser,zip,smallvec");
     let campaign_secs: u64 = env_or("FUZZING_CAMPAIGN_SECS", 600);
     let trials: u64 = env_or("FUZZING_TRIALS", 8);
     let secs: u64 = env_or("FUZZING_SECS", 300);
