@@ -119,6 +119,20 @@ pub(crate) fn arb_case() -> impl Strategy<Value = Case> {
         })
 }
 
+/// [`arb_case`] on a binary input of 512 to 2,048 bytes: the size at
+/// which the byte pipeline's first round is coarse.
+pub(crate) fn arb_large_binary_case() -> impl Strategy<Value = Case> {
+    (
+        prop::collection::vec(any::<u8>(), 512..2048),
+        0u8..5,
+        prop::collection::vec(any::<Index>(), 1..5),
+    )
+        .prop_map(|(input, kind, picks)| {
+            let property = property_from(&input, kind, &picks);
+            Case { input, property }
+        })
+}
+
 fn property_from(input: &[u8], kind: u8, picks: &[Index]) -> Property {
     let len = input.len();
     let pick = |k: usize, n: usize| picks[k % picks.len()].index(n);
