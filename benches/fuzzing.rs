@@ -114,7 +114,11 @@ fn arm(root: &Path, binary: &Path, target: &str, scratch: &Path, name: &str) -> 
     dir
 }
 
-/// One `#N: cov: X ft: Y … exec/s: E … time: Ts` line of a fork-mode run.
+/// One `#N: cov: X ft: Y … time: Ts` line of a fork-mode run: time, cov,
+/// ft and the runs so far (`#N`, every job's). The line's own `exec/s` is
+/// not used: fork mode adds up the rates its jobs print when they end, and
+/// a job that ends in a crash prints none (the as-left corpus of smallvec,
+/// where every job soon crashes, read 0 on every line).
 fn progress(line: &str) -> Option<(f64, u64, u64, u64)> {
     let field = |name: &str| -> Option<u64> {
         let at = line.find(name)? + name.len();
@@ -125,11 +129,17 @@ fn progress(line: &str) -> Option<(f64, u64, u64, u64)> {
             .parse()
             .ok()
     };
+    let runs = line
+        .strip_prefix('#')?
+        .split(':')
+        .next()?
+        .parse()
+        .ok()?;
     Some((
         field(" time: ")? as f64,
         field("cov: ")?,
         field(" ft: ")?,
-        field("exec/s: ")?,
+        runs,
     ))
 }
 
@@ -247,14 +257,12 @@ fn trial(
         }
     }
     let last = curve.last().copied().unwrap_or((0.0, 0, 0, 0));
-    let execs: Vec<f64> = curve
-        .iter()
-        .map(|p| p.3 as f64)
-        .filter(|&e| e > 0.0)
-        .collect();
+    // Runs over the time the last line reports (the whole trial, less the
+    // time before the first job's line).
+    let exec_per_sec = last.3 as f64 / last.0.max(1.0);
     let v = json!({
         "arm": arm, "trial": i, "secs": wall,
-        "cov": last.1, "ft": last.2, "exec_per_sec": common::median(execs),
+        "cov": last.1, "ft": last.2, "exec_per_sec": exec_per_sec, "runs": last.3,
         "curve": curve.iter().map(|p| [p.0, p.1 as f64]).collect::<Vec<_>>(),
         "bugs": bugs, "crash_files": paths.len(),
     });
