@@ -129,12 +129,7 @@ fn progress(line: &str) -> Option<(f64, u64, u64, u64)> {
             .parse()
             .ok()
     };
-    let runs = line
-        .strip_prefix('#')?
-        .split(':')
-        .next()?
-        .parse()
-        .ok()?;
+    let runs = line.strip_prefix('#')?.split(':').next()?.parse().ok()?;
     Some((
         field(" time: ")? as f64,
         field("cov: ")?,
