@@ -1157,6 +1157,7 @@ fn merge_passes(
             Some(q) => {
                 q.tests += p.tests;
                 q.removed += p.removed;
+                q.runs += p.runs;
                 q.improved += p.improved;
                 q.secs += p.secs;
             }
