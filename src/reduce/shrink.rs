@@ -33,6 +33,7 @@ pub struct Shrinker {
     max_tests: Option<u64>,
     max_time: Option<Duration>,
     stop: Option<fn() -> bool>,
+    deletions_only: bool,
 }
 
 /// What [`Shrinker::shrink`] found.
@@ -75,6 +76,18 @@ impl Shrinker {
         self
     }
 
+    /// Accept only candidates made by deleting bytes of the input (a
+    /// subsequence of it): no byte changes value. For corpus entries, whose
+    /// values (lengths, counts, magic numbers) are what mutation builds on:
+    /// on zip's corpus, shrinking that lowered values made entries 85 % NUL
+    /// bytes and the fuzzer reached a known panic later than from `cmin`'s
+    /// corpus. Candidates that change a value are refused without calling
+    /// the predicate and count as no test.
+    pub fn deletions_only(mut self, yes: bool) -> Self {
+        self.deletions_only = yes;
+        self
+    }
+
     /// Stop as soon as `stop` returns `true` (e.g. on Ctrl-C), like a budget.
     pub fn stop_when(mut self, stop: fn() -> bool) -> Self {
         self.stop = Some(stop);
@@ -97,6 +110,7 @@ impl Shrinker {
             tests: 0,
             exhausted: false,
             best: input.to_vec(),
+            original: self.deletions_only.then(|| input.to_vec()),
         };
         let mut cached = Cached::new(oracle);
         cached.remember(input, true);
@@ -126,6 +140,14 @@ struct BudgetOracle<F> {
     tests: u64,
     exhausted: bool,
     best: Vec<u8>,
+    /// Set for [`Shrinker::deletions_only`]: candidates must be subsequences.
+    original: Option<Vec<u8>>,
+}
+
+/// Whether `candidate` is `of` with some bytes deleted (greedy matching).
+pub(crate) fn is_subsequence(candidate: &[u8], of: &[u8]) -> bool {
+    let mut rest = of.iter();
+    candidate.iter().all(|c| rest.any(|b| b == c))
 }
 
 impl<F: FnMut(&[u8]) -> bool> BudgetOracle<F> {
@@ -144,6 +166,11 @@ impl<F: FnMut(&[u8]) -> bool> Oracle<u8> for BudgetOracle<F> {
     fn test(&mut self, candidate: &[u8]) -> bool {
         if self.out_of_budget() {
             return false;
+        }
+        if let Some(original) = &self.original {
+            if !is_subsequence(candidate, original) {
+                return false;
+            }
         }
         self.tests += 1;
         let ok = (self.predicate)(candidate);
@@ -216,6 +243,39 @@ mod tests {
             assert!(pred(&s.input));
             assert!(s.input.len() <= input.len());
         }
+    }
+
+    #[test]
+    fn deletions_only_keeps_every_value_and_still_deletes() {
+        // Interesting while the two large values survive, in order; the
+        // default pipeline would also lower the bytes between them.
+        let input = b"\x00\x01\xff\x07\x07\x07\xfe\x10\x20".to_vec();
+        let pred = |c: &[u8]| contains(c, b"\xff") && contains(c, b"\xfe") && c.len() >= 4;
+        let mut called_on_a_changed_value = false;
+        let s = Shrinker::new().deletions_only(true).shrink(&input, |c| {
+            called_on_a_changed_value |= !is_subsequence(c, &input);
+            pred(c)
+        });
+        assert!(!called_on_a_changed_value);
+        assert!(is_subsequence(&s.input, &input));
+        assert_eq!(s.input.len(), 4, "{:?}", s.input);
+        assert!(pred(&s.input));
+        let lowered = Shrinker::new().shrink(&input, pred);
+        assert!(
+            !is_subsequence(&lowered.input, &input),
+            "without the option values are lowered: {:?}",
+            lowered.input
+        );
+    }
+
+    #[test]
+    fn subsequences_are_recognised() {
+        assert!(is_subsequence(b"", b"abc"));
+        assert!(is_subsequence(b"ac", b"abc"));
+        assert!(is_subsequence(b"abc", b"abc"));
+        assert!(!is_subsequence(b"ca", b"abc"));
+        assert!(!is_subsequence(b"abcc", b"abc"));
+        assert!(!is_subsequence(b"a\x00", b"abc"));
     }
 
     #[test]
