@@ -146,9 +146,10 @@ enum Done {
 /// without changing what is kept):
 ///
 /// 1. every entry measured twice, by whichever worker is free;
-/// 2. smallest first, an entry is kept when it adds a stable feature to
-///    those kept before it (what it adds is its *need*), as libFuzzer's
-///    merge does;
+/// 2. smallest first, and of equal sizes the one with more features first
+///    (libFuzzer's merge order), an entry is kept when it adds a stable
+///    feature to those kept before it (what it adds is its *need*), as
+///    libFuzzer's merge does;
 /// 3. the kept entries shrunk, largest first (the budget goes where the
 ///    bytes are), each while it covers its need and never fails; an entry
 ///    reached after `max_time` or a stop is kept whole;
@@ -286,12 +287,20 @@ where
             }
         }
         out.failed.sort();
-        // 2. Smallest first; keep what adds coverage.
+        // 2. Smallest first, of equal sizes the richer first (libFuzzer's
+        // `Merger::Merge`: on zip most entries are 219 bytes long, and which
+        // of them is kept decides what mutation starts from); keep what adds
+        // coverage.
         let mut order: Vec<usize> = (0..entries.len())
             .filter(|&i| stable[i].is_some())
             .collect();
+        let richness = |i: usize| stable[i].as_ref().map_or(0, Features::len);
         order.sort_by(|&a, &b| {
-            (entries[a].len(), &entries[a]).cmp(&(entries[b].len(), &entries[b]))
+            (entries[a].len(), std::cmp::Reverse(richness(a)), &entries[a]).cmp(&(
+                entries[b].len(),
+                std::cmp::Reverse(richness(b)),
+                &entries[b],
+            ))
         });
         let mut covered = Features::new();
         let mut to_shrink: Vec<usize> = Vec::new();
@@ -830,6 +839,20 @@ mod tests {
         // Smallest first: `ab`, then `abc` adds `c`; `cab` adds nothing.
         let kept: Vec<&[u8]> = m.kept.iter().map(|k| k.bytes.as_slice()).collect();
         assert_eq!(kept, vec![&b"ab"[..], &b"abc"[..]]);
+        assert_eq!(m.redundant, 1);
+    }
+
+    #[test]
+    fn of_equal_sizes_the_richer_entry_is_kept() {
+        // `aabb` (a, b, a pair) sorts first by bytes; `aabc` has those and c.
+        let entries: Vec<Vec<u8>> = vec![b"aabb".to_vec(), b"aabc".to_vec()];
+        let opts = CorpusOptions {
+            shrink: false,
+            ..CorpusOptions::default()
+        };
+        let m = minimize(&entries, fake, &opts, |_| {});
+        let kept: Vec<&[u8]> = m.kept.iter().map(|k| k.bytes.as_slice()).collect();
+        assert_eq!(kept, vec![&b"aabc"[..]]);
         assert_eq!(m.redundant, 1);
     }
 
