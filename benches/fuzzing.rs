@@ -27,7 +27,8 @@
 //! Reported per target and arm: median and IQR of the final `cov`, against
 //! `cmin` the Vargha–Delaney Â12 and the Mann–Whitney U p-value; median time
 //! to each bug (trials that missed it count as the trial length, and say
-//! so); median exec/s; files, bytes, and the load time and `cov` of the
+//! so), with the Â12 of finding it earlier than from `cmin`'s corpus and
+//! its p-value; median exec/s; files, bytes, and the load time and `cov` of the
 //! real binary running the arm's corpus once (`-runs=0`). A plot of median `cov`
 //! over time per arm goes to `docs/fuzzing-<target>.svg`.
 //!
@@ -356,7 +357,7 @@ fn main() {
         "Fuzzing from four corpora of one {campaign_secs} s campaign: {trials} trials of {secs} s \
          per arm, two side by side\n"
     );
-    println!("| target | arm | files | bytes | load s | cov at start | cov median | IQR | Â12 vs cmin | p | exec/s | time to each bug (median s; found in n of {trials}) |");
+    println!("| target | arm | files | bytes | load s | cov at start | cov median | IQR | Â12 vs cmin | p | exec/s | time to each bug (median s; found in n of {trials}; [Â12 earlier than cmin, p]) |");
     println!("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|");
     for target in &targets {
         let binary = bins.join(target);
@@ -395,21 +396,28 @@ fn main() {
             let c = covs(name);
             let (q1, q3) = common::quartiles(c.clone());
             let (a12, p) = common::a12_and_p(&c, &covs("cmin"));
+            // Trials that missed a bug count as the trial's length.
+            let times = |arm: &str, b: &str| -> Vec<f64> {
+                of(arm)
+                    .iter()
+                    .map(|v| v["bugs"][b].as_f64().unwrap_or(secs as f64))
+                    .collect()
+            };
             let bugs: Vec<String> = all_bugs
                 .iter()
                 .map(|b| {
-                    let found: Vec<f64> = of(name)
-                        .iter()
-                        .filter_map(|v| v["bugs"][b].as_f64())
-                        .collect();
-                    let mut times = found.clone();
-                    times.resize(of(name).len(), secs as f64);
-                    format!(
-                        "{b}: {:.0} ({}/{})",
-                        common::median(times),
-                        found.len(),
+                    let found = of(name).iter().filter(|v| v["bugs"][b].is_f64()).count();
+                    let mut line = format!(
+                        "{b}: {:.0} ({found}/{})",
+                        common::median(times(name, b)),
                         of(name).len()
-                    )
+                    );
+                    if *name != "cmin" {
+                        // Â12 of finding it earlier than from cmin's corpus.
+                        let (a12, p) = common::a12_and_p(&times("cmin", b), &times(name, b));
+                        line.push_str(&format!(" [Â12 {a12:.2}, p {p:.2}]"));
+                    }
+                    line
                 })
                 .collect();
             let med =

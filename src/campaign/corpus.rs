@@ -296,11 +296,16 @@ where
             .collect();
         let richness = |i: usize| stable[i].as_ref().map_or(0, Features::len);
         order.sort_by(|&a, &b| {
-            (entries[a].len(), std::cmp::Reverse(richness(a)), &entries[a]).cmp(&(
-                entries[b].len(),
-                std::cmp::Reverse(richness(b)),
-                &entries[b],
-            ))
+            (
+                entries[a].len(),
+                std::cmp::Reverse(richness(a)),
+                &entries[a],
+            )
+                .cmp(&(
+                    entries[b].len(),
+                    std::cmp::Reverse(richness(b)),
+                    &entries[b],
+                ))
         });
         let mut covered = Features::new();
         let mut to_shrink: Vec<usize> = Vec::new();
