@@ -24,6 +24,7 @@ use crate::interrupt;
 pub use crate::reduce::oracle::shortlex_less;
 use crate::reduce::oracle::{Fingerprint, Oracle, Span};
 use crate::run::exec::{ExecError, Executor, SCREEN_FACTOR};
+use crate::run::fuzzer_binary::FuzzerBinary;
 use crate::run::outcome::{MatchMode, Outcome, Signature};
 use spread::{Chunk, Helper, Spread, SpreadParams};
 use std::collections::{HashMap, HashSet};
@@ -117,6 +118,11 @@ pub struct CrashOracle<'a> {
     /// Screened hangs that became a best and held when run to the limit;
     /// the first [`SCREEN_PROBATION`] are all checked so.
     screen_confirmed: usize,
+    /// A timeout's second clock ([`Self::with_second_clock`]): every new
+    /// best must also keep `cargo fuzz build`'s fuzzer running this long.
+    second_clock: Option<(FuzzerBinary, Duration)>,
+    /// Bests the driver kept that the second clock turned down.
+    clock_rejections: usize,
 }
 
 /// A timeout's first bests found by screening are each run to the full
@@ -157,6 +163,8 @@ impl<'a> CrashOracle<'a> {
             screen,
             screen_was_on: screen.is_some(),
             screen_confirmed: 0,
+            second_clock: None,
+            clock_rejections: 0,
             exec,
             expected,
             mode,
@@ -346,6 +354,40 @@ impl<'a> CrashOracle<'a> {
         self.stop.is_some()
     }
 
+    /// Every new best must also keep `fuzzer` running to `deadline`: after
+    /// `cargo fuzz build`'s fuzzer finished a result the driver had kept
+    /// running to the limit (its clock and the driver's differ on this
+    /// target), the reduction goes on judged by both.
+    pub fn with_second_clock(mut self, fuzzer: FuzzerBinary, deadline: Duration) -> Self {
+        self.second_clock = Some((fuzzer, deadline));
+        self
+    }
+
+    /// Bests the driver kept and the second clock turned down.
+    pub fn clock_rejections(&self) -> usize {
+        self.clock_rejections
+    }
+
+    /// A candidate about to become the best still runs to the deadline on
+    /// the second clock (or there is none).
+    fn second_clock_holds(&mut self, candidate: &[u8]) -> bool {
+        let Some((fuzzer, deadline)) = &self.second_clock else {
+            return true;
+        };
+        match fuzzer.runs_past(candidate, *deadline) {
+            Ok(true) => true,
+            Ok(false) => {
+                self.clock_rejections += 1;
+                false
+            }
+            Err(e) => {
+                self.error = Some(e);
+                self.stop = Some(StopReason::Error);
+                false
+            }
+        }
+    }
+
     fn fail(&mut self, e: ExecError) {
         self.error = Some(e.into());
         self.stop = Some(StopReason::Error);
@@ -368,7 +410,10 @@ impl<'a> CrashOracle<'a> {
     /// Judges one executed candidate; records a new best.
     fn judge(&mut self, candidate: &[u8], outcome: &Outcome) -> bool {
         let mut interesting = self.count(outcome);
-        if interesting && shortlex_less(candidate, &self.best) && !self.screening_holds(candidate) {
+        if interesting
+            && shortlex_less(candidate, &self.best)
+            && !(self.screening_holds(candidate) && self.second_clock_holds(candidate))
+        {
             interesting = false;
         }
         if !interesting && matches!(outcome, Outcome::Crash(_)) {

@@ -16,6 +16,7 @@ pub mod crash_oracle;
 pub mod crash_report;
 pub mod driver;
 pub mod exec;
+pub mod fuzzer_binary;
 pub mod outcome;
 pub mod project;
 pub mod target;
