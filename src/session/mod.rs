@@ -25,11 +25,14 @@ use crate::reduce::Strategy;
 use crate::run::crash_oracle::{Budget, CrashOracle, StopReason};
 use crate::run::driver::{self, BuildKind, BuildOptions, Driver, Plan};
 use crate::run::exec::{ExecConfig, Executor};
+use crate::run::fuzzer_binary::FuzzerBinary;
 use crate::run::outcome::{CrashKind, MatchMode, Outcome, Signature};
 use crate::run::project::{FuzzProject, Locate};
 use crate::run::timeouts::{self, TimeoutGoal};
 use crate::session::emit_test::{Failing, RegressionTest};
-use crate::session::report::{preview, OtherSignature, Reporter, Summary, TimeoutGuarantee};
+use crate::session::report::{
+    preview, FuzzerClock, OtherSignature, Reporter, Summary, TimeoutGuarantee,
+};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -728,23 +731,45 @@ pub fn reduce_reproduced(
     job: ReduceJob<'_>,
     reporter: Option<&mut Reporter>,
 ) -> Result<Summary> {
-    reduce_stage(opts, exec, job, reporter, true)
+    reduce_stage(
+        opts,
+        exec,
+        job,
+        reporter,
+        Stage {
+            screen: true,
+            trusted_fuzzer: None,
+        },
+    )
 }
 
-/// [`reduce_reproduced`]; a timeout's candidates are screened short if
-/// `screen`. When the result a screened reduction found does not keep
-/// running to the full limit in a fresh process, and the run was not cut
-/// short, the reduction goes on from the best that did, every candidate
-/// run to the limit: on cpp_demangle-timeout the screened stages had
-/// reached 71 B, the check found it and the best before it finishing, and
-/// the command had stopped at the 163 B it fell back on.
+/// How a stage of a reduction judges a timeout's candidates.
+struct Stage {
+    /// Screen them short ([`SCREEN_HANGS`]).
+    screen: bool,
+    /// `cargo fuzz build`'s fuzzer, known to hang on the original and to
+    /// have finished a result the driver kept: every new best must keep it
+    /// running to the limit too ([`CrashOracle::with_second_clock`]).
+    trusted_fuzzer: Option<FuzzerBinary>,
+}
+
+/// [`reduce_reproduced`], one [`Stage`]. When the result a screened
+/// reduction found does not keep running to the full limit in a fresh
+/// process (or does not keep `cargo fuzz build`'s fuzzer running), and the
+/// run was not cut short, the reduction goes on from the best that did,
+/// every candidate run to the limit: on cpp_demangle-timeout the screened
+/// stages had reached 71 B, the check found it and the best before it
+/// finishing, and the command had stopped at the 163 B it fell back on.
+/// If it was the fuzzer that finished one, every new best of the next
+/// stage must keep the fuzzer running too.
 fn reduce_stage(
     opts: &Options,
     exec: &mut Executor,
     job: ReduceJob<'_>,
     mut reporter: Option<&mut Reporter>,
-    screen: bool,
+    stage: Stage,
 ) -> Result<Summary> {
+    let screen = stage.screen;
     let ReduceJob {
         project,
         target,
@@ -850,6 +875,10 @@ fn reduce_stage(
                     r.progress(original_len, &pr)
                 }
             });
+        let oracle = match &stage.trusted_fuzzer {
+            Some(fuzzer) => oracle.with_second_clock(fuzzer.clone(), timeout),
+            None => oracle,
+        };
         let mut cached = Cached::new(oracle);
         cached.remember(data, true);
         let mut invalid = None;
@@ -890,6 +919,7 @@ fn reduce_stage(
         candidates.extend(oracle.earlier_bests().map(<[u8]>::to_vec));
         let work = Work {
             screen_failures: oracle.screen_failures(),
+            clock_rejections: oracle.clock_rejections(),
             executed: oracle.executed(),
             discarded: oracle.discarded(),
             drivers: oracle.drivers(),
@@ -931,14 +961,23 @@ fn reduce_stage(
     }
     exec.set_screen_hangs(None);
     exec.set_timeout(timeout);
-    let (published, unconfirmed) = publish(
+    // A timeout's result must keep `cargo fuzz build`'s fuzzer running
+    // too, where there is one: the driver's clock is not libFuzzer's.
+    let second_clock = match &stage.trusted_fuzzer {
+        Some(fuzzer) => Some(SecondClock::trusted(fuzzer.clone(), timeout)),
+        None if signature.kind == CrashKind::Timeout => {
+            SecondClock::for_timeout(opts, project, target, timeout)
+        }
+        None => None,
+    };
+    let (published, unconfirmed, second_clock) = publish(
         exec,
-        opts.match_mode,
-        &signature,
+        (opts.match_mode, &signature),
         &output,
         (data, original_may_do),
         &best,
         previous.as_deref(),
+        second_clock,
     )?;
     // Screening was wrong about the results: go on from the newest that
     // holds (the original, if none of the bests kept does), unscreened.
@@ -952,13 +991,26 @@ fn reduce_stage(
         Published::Nothing if screened_wrongly => Some(data),
         _ => None,
     };
+    let fuzzer_clock = second_clock
+        .as_ref()
+        .and_then(|c| c.report(work.clock_rejections));
     if let Some(b) = resume_from {
+        let trusted_fuzzer = second_clock.as_ref().and_then(SecondClock::turned_down_any);
         if let Some(r) = reporter.as_deref_mut() {
-            r.note(format!(
-                "the smallest results stopped hanging at the full limit in a fresh process; \
+            r.note(match &trusted_fuzzer {
+                None => format!(
+                    "the smallest results stopped hanging at the full limit in a fresh process; \
                      going on from the {} bytes that still hang, every candidate run to the limit",
-                b.len()
-            ));
+                    b.len()
+                ),
+                Some(f) => format!(
+                    "`cargo fuzz build`'s fuzzer ({}) finished the smallest results before the \
+                     limit; going on from the {} bytes that keep it running, every candidate run \
+                     to the limit and every smaller one checked on the fuzzer too",
+                    f.path().display(),
+                    b.len()
+                ),
+            });
         }
         drop(_lock);
         let now = exec.stats();
@@ -986,7 +1038,12 @@ fn reduce_stage(
             parsed: None,
             clock: Some(clock.unwrap_or(started)),
         };
-        let mut summary = reduce_stage(opts, exec, again, reporter, false)?;
+        let stage = Stage {
+            screen: false,
+            trusted_fuzzer,
+        };
+        let turned_down = fuzzer_clock.map_or(0, |c| c.turned_down);
+        let mut summary = reduce_stage(opts, exec, again, reporter, stage)?;
         let (executed, cached, secs, (unconfirmed, wrongly), (restarts, screened), passes) = first;
         summary.original_len = original_len;
         summary.tests_executed += executed;
@@ -1000,6 +1057,9 @@ fn reduce_stage(
             t.screened += screened;
             t.unconfirmed += unconfirmed;
             t.screened_wrongly += wrongly + unconfirmed;
+            if let Some(c) = t.fuzzer.as_mut() {
+                c.turned_down += turned_down;
+            }
         }
         // The first stage wrote what the second kept.
         if summary.kept_existing {
@@ -1101,6 +1161,7 @@ fn reduce_stage(
             screened: exec_stats.screened - before.screened + work.helpers.screened,
             screened_wrongly: work.screen_failures,
             unconfirmed,
+            fuzzer: fuzzer_clock,
         }),
         _ => None,
     };
@@ -1178,6 +1239,8 @@ struct Work {
     helpers: crate::run::exec::ExecStats,
     /// Screened hangs that finished at the limit ([`CrashOracle::screen_failures`]).
     screen_failures: usize,
+    /// Bests the second clock turned down ([`CrashOracle::clock_rejections`]).
+    clock_rejections: usize,
 }
 
 /// What [`publish`] did with the output.
@@ -1283,15 +1346,17 @@ pub fn emit_test_for_existing(
 /// it. An existing output that crashes the same way and is no larger is kept
 /// instead: a later run never makes a result worse. Whatever records or
 /// earlier runs claimed, nothing is written that was not just seen crashing.
+/// A timeout's result must also run past the deadline in `fuzzer`, the
+/// second clock, when there is one (returned with what it saw).
 fn publish(
     exec: &mut Executor,
-    mode: MatchMode,
-    signature: &Signature,
+    (mode, signature): (MatchMode, &Signature),
     output: &Path,
     original: (&[u8], bool),
     candidates: &[Vec<u8>],
     previous: Option<&[u8]>,
-) -> Result<(Published, usize)> {
+    mut fuzzer: Option<SecondClock>,
+) -> Result<(Published, usize, Option<SecondClock>)> {
     let (original, original_may_do) = original;
     exec.set_value_cache(false);
     let mut last_outcome = String::new();
@@ -1302,7 +1367,13 @@ fn publish(
             Some(s) => s.to_string(),
             None => run.outcome.label().to_owned(),
         };
-        Ok(matches!(run.outcome, Outcome::Crash(ref s) if mode.matches(signature, s)))
+        if !matches!(run.outcome, Outcome::Crash(ref s) if mode.matches(signature, s)) {
+            return Ok(false);
+        }
+        match fuzzer.as_mut() {
+            Some(clock) => clock.runs_past(original, input),
+            None => Ok(true),
+        }
     };
     let mut chosen = None;
     let mut tried: Vec<&[u8]> = Vec::new();
@@ -1318,27 +1389,105 @@ fn publish(
     }
     // The candidates that did not reproduce before the one chosen.
     let failed = tried.len() - usize::from(chosen.is_some());
-    if let Some(p) = previous {
-        let no_larger = match &chosen {
-            Some(c) => !crate::run::crash_oracle::shortlex_less(c, p),
-            None => true,
+    let published = 'published: {
+        if let Some(p) = previous {
+            let no_larger = match &chosen {
+                Some(c) => !crate::run::crash_oracle::shortlex_less(c, p),
+                None => true,
+            };
+            if no_larger && p != original && reproduces(p)? {
+                break 'published Published::KeptExisting(p.to_vec());
+            }
+        }
+        if chosen.is_none() && original_may_do {
+            if !reproduces(original)? {
+                break 'published Published::OriginalDoesNotCrash(last_outcome);
+            }
+            chosen = Some(original.to_vec());
+        }
+        match chosen {
+            Some(c) => {
+                crate::output::write(output, &c)?;
+                Published::Wrote(c)
+            }
+            None => Published::Nothing,
+        }
+    };
+    Ok((published, failed, fuzzer))
+}
+
+/// A timeout's second clock: `cargo fuzz build`'s fuzzer
+/// ([`FuzzerBinary`]), trusted once it hangs on the original too.
+struct SecondClock {
+    fuzzer: FuzzerBinary,
+    /// Where the result's run in a fresh process is killed.
+    deadline: Duration,
+    /// Whether the fuzzer ran the original past the deadline (asked once,
+    /// when the first result needs it).
+    hangs_on_original: Option<bool>,
+    /// Results the driver kept running that the fuzzer finished.
+    turned_down: usize,
+}
+
+impl SecondClock {
+    /// The fuzzer a timeout's result is also judged by, if there is one.
+    fn for_timeout(
+        opts: &Options,
+        project: &FuzzProject,
+        target: &str,
+        deadline: Duration,
+    ) -> Option<SecondClock> {
+        let limits = (opts.rss_limit_mb, opts.malloc_limit_mb);
+        FuzzerBinary::locate(project, target, &opts.build, limits).map(|fuzzer| SecondClock {
+            fuzzer,
+            deadline,
+            hangs_on_original: None,
+            turned_down: 0,
+        })
+    }
+
+    /// A fuzzer already known to hang on the original.
+    fn trusted(fuzzer: FuzzerBinary, deadline: Duration) -> SecondClock {
+        SecondClock {
+            fuzzer,
+            deadline,
+            hangs_on_original: Some(true),
+            turned_down: 0,
+        }
+    }
+
+    /// A result the driver kept running to the deadline: does the fuzzer
+    /// too? Yes without asking when it did not hang on the original (stale,
+    /// or built otherwise): then only the driver's clock can judge.
+    fn runs_past(&mut self, original: &[u8], input: &[u8]) -> Result<bool> {
+        let trusted = match self.hangs_on_original {
+            Some(t) => t,
+            None => *self
+                .hangs_on_original
+                .insert(self.fuzzer.runs_past(original, self.deadline)?),
         };
-        if no_larger && p != original && reproduces(p)? {
-            return Ok((Published::KeptExisting(p.to_vec()), failed));
+        if !trusted || input == original {
+            return Ok(true);
         }
+        let holds = self.fuzzer.runs_past(input, self.deadline)?;
+        self.turned_down += usize::from(!holds);
+        Ok(holds)
     }
-    if chosen.is_none() && original_may_do {
-        if !reproduces(original)? {
-            return Ok((Published::OriginalDoesNotCrash(last_outcome), failed));
-        }
-        chosen = Some(original.to_vec());
+
+    /// The fuzzer, if it turned a result down (the next stage's second
+    /// clock).
+    fn turned_down_any(&self) -> Option<FuzzerBinary> {
+        (self.turned_down > 0).then(|| self.fuzzer.clone())
     }
-    match chosen {
-        Some(c) => {
-            crate::output::write(output, &c)?;
-            Ok((Published::Wrote(c), failed))
-        }
-        None => Ok((Published::Nothing, failed)),
+
+    /// What the report says of it (nothing if it was never asked), with
+    /// the bests `also_turned_down` while reducing.
+    fn report(&self, also_turned_down: usize) -> Option<FuzzerClock> {
+        Some(FuzzerClock {
+            path: self.fuzzer.path().to_owned(),
+            hangs_on_original: self.hangs_on_original?,
+            turned_down: self.turned_down + also_turned_down,
+        })
     }
 }
 

@@ -74,7 +74,7 @@ pub enum Format {
 }
 
 /// What a reduced timeout is guaranteed to do.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TimeoutGuarantee {
     /// The result, run alone in a fresh process, was still running when
     /// killed here.
@@ -99,13 +99,37 @@ pub struct TimeoutGuarantee {
     /// screened stage, the reduction then goes on from the best that did,
     /// without screening.
     pub unconfirmed: usize,
+    /// `cargo fuzz build`'s fuzzer, the second clock the result was
+    /// checked on (`None`: there was none, or it was not needed).
+    pub fuzzer: Option<FuzzerClock>,
+}
+
+/// `cargo fuzz build`'s fuzzer as a timeout's second clock
+/// ([`crate::run::fuzzer_binary`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FuzzerClock {
+    #[serde(serialize_with = "lossy_path")]
+    pub path: PathBuf,
+    /// It ran the original past the limit too, so the result had to keep
+    /// it running as well; if not (out of date, or built otherwise), the
+    /// driver's clock judged alone.
+    pub hangs_on_original: bool,
+    /// Results (and bests, in a stage checked on it) that the driver kept
+    /// running to the limit and the fuzzer finished before it.
+    pub turned_down: usize,
 }
 
 impl std::fmt::Display for TimeoutGuarantee {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let by = match &self.fuzzer {
+            Some(c) if c.hangs_on_original => {
+                format!(" and by `cargo fuzz build`'s fuzzer ({})", c.path.display())
+            }
+            _ => String::new(),
+        };
         write!(
             f,
-            "checked in a fresh process: still running after {:.2}s",
+            "checked in a fresh process{by}: still running after {:.2}s",
             self.runs_at_least_secs
         )?;
         match self.libfuzzer_timeout {
@@ -137,6 +161,14 @@ impl std::fmt::Display for TimeoutGuarantee {
                 f,
                 "; {} results before it did not run to the limit alone and were not kept",
                 self.unconfirmed
+            )?;
+        }
+        if let Some(c) = self.fuzzer.as_ref().filter(|c| !c.hangs_on_original) {
+            write!(
+                f,
+                "; `cargo fuzz build`'s fuzzer ({}) finished the original before then \
+                 (out of date? run `cargo fuzz build` to check results on its clock too)",
+                c.path.display()
             )?;
         }
         Ok(())
