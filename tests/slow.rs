@@ -36,6 +36,10 @@ fn main() {
             "a_timeout_is_judged_by_the_clock_of_the_real_binary",
             timeout_on_libfuzzers_clock,
         ),
+        judged(
+            "a_timeout_s_result_keeps_the_real_binary_running_too",
+            driver_clock_slower,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -191,6 +195,47 @@ fn nest_in_a_document() -> Result<(), Failed> {
         )
     })?;
     Ok(())
+}
+
+/// A target twice as slow in our driver as in the real binary
+/// (`slower_in_the_driver`): reduced for "runs longer than 0.3 s" on the
+/// driver's clock alone, four `K`s would do (0.4 s there, 0.2 s in the real
+/// binary). `cargo fuzz build`'s fuzzer is there and hangs on the original,
+/// so it is the second clock every result must run past too: the screened
+/// stage's results are turned down, the next stage checks every smaller
+/// best on the fuzzer, and the result keeps the real binary running past
+/// 0.3 s.
+fn driver_clock_slower() -> Result<(), Failed> {
+    let (root, bins) = built();
+    let _serial = lock_target("doors-slow");
+    let mut data = b"K".to_vec();
+    for i in 0..9 {
+        data.extend(
+            noisy_with_len(&format!("skew{i}"), b"", 2)
+                .iter()
+                .map(|&b| if b == b'K' { b'k' } else { b }),
+        );
+        data.push(b'K');
+    }
+    let a = artifact(root, "hang_a", "timeout-skew", &data);
+    let v = reduce(root, &a, &["--timeout", "0.3"])?;
+    let t = &v["timeout"];
+    check(t["fuzzer"]["hangs_on_original"] == true, || {
+        format!("the fuzzer was not the second clock: {v}")
+    })?;
+    check(
+        t["fuzzer"]["turned_down"].as_u64().is_some_and(|n| n > 0),
+        || format!("no result was turned down by the fuzzer's clock: {v}"),
+    )?;
+    let result = std::fs::read(reduced_path(&a)).unwrap();
+    let ks = result.iter().filter(|&&b| b == b'K').count();
+    check((6..=9).contains(&ks), || {
+        format!("{ks} Ks in {:?}", String::from_utf8_lossy(&result))
+    })?;
+    let ran = real_run_time(&bins.join("hang_a"), &reduced_path(&a));
+    check(ran >= Duration::from_millis(300), || {
+        format!("the real binary ran the result {ran:?}")
+    })
 }
 
 /// How long the real binary takes to run `file` (the whole process).
