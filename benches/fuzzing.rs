@@ -22,7 +22,8 @@
 //! bug was first hit: a crash artifact's time, its identity by `cargo
 //! reduce-crash --classify` (kind and place), the first of each identity
 //! confirmed by the real binary. A trial's results are kept
-//! (`trials/<arm>-<i>.json`), so a stopped run resumes.
+//! (`trials-<secs>s/<arm>-<i>.json`, apart per trial length), so a stopped
+//! run resumes.
 //!
 //! Reported per target and arm: median and IQR of the final `cov`, against
 //! `cmin` the Vargha–Delaney Â12 and the Mann–Whitney U p-value; median time
@@ -34,7 +35,8 @@
 //!
 //! `FUZZING_TARGETS=sqlparser,zip` picks targets (default: sqlparser, a
 //! text parser; zip, a binary format; smallvec, a typed `arbitrary` target
-//! of operations). Run with `cargo bench --bench fuzzing`.
+//! of operations); `FUZZING_ARMS=cmin,shrink` picks arms (`cmin` always
+//! runs, as the baseline). Run with `cargo bench --bench fuzzing`.
 
 mod common;
 #[path = "../tests/common/real.rs"]
@@ -201,11 +203,11 @@ fn trial(
     i: u64,
     secs: u64,
 ) -> Value {
-    let file = scratch.join("trials").join(format!("{arm}-{i}.json"));
+    let file = scratch.join(format!("{arm}-{i}.json"));
     if let Ok(Ok(v)) = fs::read(&file).map(|b| serde_json::from_slice::<Value>(&b)) {
         return v;
     }
-    let dir = scratch.join("trials").join(format!("{arm}-{i}"));
+    let dir = scratch.join(format!("{arm}-{i}"));
     let _ = fs::remove_dir_all(&dir);
     let (work, artifacts) = (dir.join("corpus"), dir.join("crashes"));
     fs::create_dir_all(&work).unwrap();
@@ -350,30 +352,47 @@ fn main() {
     let campaign_secs: u64 = env_or("FUZZING_CAMPAIGN_SECS", 600);
     let trials: u64 = env_or("FUZZING_TRIALS", 8);
     let secs: u64 = env_or("FUZZING_SECS", 300);
+    // The arms to fuzz; `cmin` always, since every arm is compared with it.
+    let mut arms: Vec<String> = env_list("FUZZING_ARMS", &ARMS.join(","));
+    if let Some(bad) = arms.iter().find(|a| !ARMS.contains(&a.as_str())) {
+        panic!(
+            "FUZZING_ARMS: unknown arm {bad:?} (arms: {})",
+            ARMS.join(", ")
+        );
+    }
+    if !arms.iter().any(|a| a == "cmin") {
+        arms.insert(0, "cmin".to_string());
+    }
+    arms.sort_by_key(|a| ARMS.iter().position(|x| x == a));
+    arms.dedup();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let root = common::stable_copy("benches/realworld", "realworld");
     let bins = real::cargo_fuzz_build(&root);
     println!(
-        "Fuzzing from four corpora of one {campaign_secs} s campaign: {trials} trials of {secs} s \
-         per arm, two side by side\n"
+        "Fuzzing from {} corpora of one {campaign_secs} s campaign ({}): {trials} trials of \
+         {secs} s per arm, two side by side\n",
+        arms.len(),
+        arms.join(", ")
     );
     println!("| target | arm | files | bytes | load s | cov at start | cov median | IQR | Â12 vs cmin | p | exec/s | time to each bug (median s; found in n of {trials}; [Â12 earlier than cmin, p]) |");
     println!("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|");
     for target in &targets {
         let binary = bins.join(target);
         let scratch = repo.join("target/bench-scratch/fuzzing").join(target);
-        fs::create_dir_all(scratch.join("trials")).unwrap();
+        // Trials of different lengths are different measurements: kept apart.
+        let kept = scratch.join(format!("trials-{secs}s"));
+        fs::create_dir_all(&kept).unwrap();
         campaign(&root, &binary, target, &scratch, campaign_secs);
-        let corpora: Vec<(&str, PathBuf)> = ARMS
+        let corpora: Vec<(&str, PathBuf)> = arms
             .iter()
-            .map(|a| (*a, arm(&root, &binary, target, &scratch, a)))
+            .map(|a| (a.as_str(), arm(&root, &binary, target, &scratch, a)))
             .collect();
         let jobs: Vec<(usize, u64)> = (0..trials)
-            .flat_map(|i| (0..ARMS.len()).map(move |a| (a, i)))
+            .flat_map(|i| (0..corpora.len()).map(move |a| (a, i)))
             .collect();
         let results = common::side_by_side(&jobs, |&(a, i)| {
             let (name, dir) = &corpora[a];
-            let v = trial(&root, &binary, target, dir, &scratch, name, i, secs);
+            let v = trial(&root, &binary, target, dir, &kept, name, i, secs);
             eprintln!("{target} {name} trial {i}: cov {}", v["cov"]);
             v
         });
@@ -430,7 +449,12 @@ fn main() {
             );
             curves.push((*name, median_curve(&of(name), secs)));
         }
-        let svg = repo.join("docs").join(format!("fuzzing-{target}.svg"));
+        // The default trials' plot is the one docs/benchmarks.md shows.
+        let svg = repo.join("docs").join(if secs == 300 {
+            format!("fuzzing-{target}.svg")
+        } else {
+            format!("fuzzing-{target}-{secs}s.svg")
+        });
         plot(target, secs, &curves, &svg);
         eprintln!("{target}: plot in {}", svg.display());
     }
