@@ -26,7 +26,9 @@
 //! run resumes.
 //!
 //! Reported per target and arm: median and IQR of the final `cov`, against
-//! `cmin` the Vargha–Delaney Â12 and the Mann–Whitney U p-value; median time
+//! `cmin` the Vargha–Delaney Â12 and the Mann–Whitney U p-value (and the
+//! median, Â12 and p of the final `ft`, which goes on rising where `cov`
+//! saturates); median time
 //! to each bug (trials that missed it count as the trial length, and say
 //! so), with the Â12 of finding it earlier than from `cmin`'s corpus and
 //! its p-value; median exec/s; files, bytes, and the load time and `cov` of the
@@ -36,7 +38,10 @@
 //! `FUZZING_TARGETS=sqlparser,zip` picks targets (default: sqlparser, a
 //! text parser; zip, a binary format; smallvec, a typed `arbitrary` target
 //! of operations); `FUZZING_ARMS=cmin,shrink` picks arms (`cmin` always
-//! runs, as the baseline). Run with `cargo bench --bench fuzzing`.
+//! runs, as the baseline); `FUZZING_FORK=0` fuzzes without fork mode, as
+//! `cargo fuzz run` does by default, so each trial ends at its first crash
+//! and measures the time to it (trials kept apart, in
+//! `trials-<secs>s-first-crash/`). Run with `cargo bench --bench fuzzing`.
 
 mod common;
 #[path = "../tests/common/real.rs"]
@@ -141,6 +146,22 @@ fn progress(line: &str) -> Option<(f64, u64, u64, u64)> {
     ))
 }
 
+/// `cov`, `ft` and runs of a progress line without fork mode
+/// (`#2048\tpulse  cov: 900 ft: 1500 corp: ...`).
+fn plain_progress(line: &str) -> Option<(u64, u64, u64)> {
+    let field = |name: &str| -> Option<u64> {
+        let at = line.find(name)? + name.len();
+        line[at..].split_whitespace().next()?.parse().ok()
+    };
+    let runs = line
+        .strip_prefix('#')?
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()?;
+    Some((field("cov: ")?, field(" ft: ")?, runs))
+}
+
 /// A crash file's identity: kind and place, by `--classify`.
 fn identities(root: &Path, target: &str, files: &[PathBuf]) -> Vec<Option<String>> {
     if files.is_empty() {
@@ -202,6 +223,7 @@ fn trial(
     arm: &str,
     i: u64,
     secs: u64,
+    fork: bool,
 ) -> Value {
     let file = scratch.join(format!("{arm}-{i}.json"));
     if let Ok(Ok(v)) = fs::read(&file).map(|b| serde_json::from_slice::<Value>(&b)) {
@@ -214,13 +236,20 @@ fn trial(
     fs::create_dir_all(&artifacts).unwrap();
     let started = SystemTime::now();
     let t = Instant::now();
-    let out = Command::new(binary)
-        .args([
+    // Fork mode goes on past a crash; without it (what `cargo fuzz run`
+    // does by default) the trial ends at its first crash.
+    let keep_going: &[&str] = if fork {
+        &[
             "-fork=1",
             "-ignore_crashes=1",
             "-ignore_timeouts=1",
             "-ignore_ooms=1",
-        ])
+        ]
+    } else {
+        &[]
+    };
+    let out = Command::new(binary)
+        .args(keep_going)
         .args([
             format!("-seed={}", i + 1),
             format!("-max_total_time={secs}"),
@@ -234,7 +263,16 @@ fn trial(
         .expect("the fuzz binary runs");
     let wall = t.elapsed().as_secs_f64();
     let log = String::from_utf8_lossy(&out.stderr);
-    let curve: Vec<(f64, u64, u64, u64)> = log.lines().filter_map(progress).collect();
+    let mut curve: Vec<(f64, u64, u64, u64)> = log.lines().filter_map(progress).collect();
+    if !fork {
+        // Lines without fork mode carry no time: the last one, at the end.
+        curve = log
+            .lines()
+            .rev()
+            .find_map(plain_progress)
+            .map(|(cov, ft, runs)| vec![(wall, cov, ft, runs)])
+            .unwrap_or_default();
+    }
     let mut crashes: Vec<(f64, PathBuf)> = fs::read_dir(&artifacts)
         .unwrap()
         .filter_map(|e| e.ok())
@@ -352,6 +390,7 @@ fn main() {
     let campaign_secs: u64 = env_or("FUZZING_CAMPAIGN_SECS", 600);
     let trials: u64 = env_or("FUZZING_TRIALS", 8);
     let secs: u64 = env_or("FUZZING_SECS", 300);
+    let fork = env_or::<u64>("FUZZING_FORK", 1) != 0;
     // The arms to fuzz; `cmin` always, since every arm is compared with it.
     let mut arms: Vec<String> = env_list("FUZZING_ARMS", &ARMS.join(","));
     if let Some(bad) = arms.iter().find(|a| !ARMS.contains(&a.as_str())) {
@@ -370,17 +409,26 @@ fn main() {
     let bins = real::cargo_fuzz_build(&root);
     println!(
         "Fuzzing from {} corpora of one {campaign_secs} s campaign ({}): {trials} trials of \
-         {secs} s per arm, two side by side\n",
+         {secs} s per arm, two side by side, {}\n",
         arms.len(),
-        arms.join(", ")
+        arms.join(", "),
+        if fork {
+            "fork mode (on past crashes)"
+        } else {
+            "without fork mode (each trial ends at its first crash)"
+        }
     );
-    println!("| target | arm | files | bytes | load s | cov at start | cov median | IQR | Â12 vs cmin | p | exec/s | time to each bug (median s; found in n of {trials}; [Â12 earlier than cmin, p]) |");
-    println!("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|");
+    println!("| target | arm | files | bytes | load s | cov at start | cov median | IQR | Â12 vs cmin | p | ft median | ft Â12, p | exec/s | time to each bug (median s; found in n of {trials}; [Â12 earlier than cmin, p]) |");
+    println!("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---|");
     for target in &targets {
         let binary = bins.join(target);
         let scratch = repo.join("target/bench-scratch/fuzzing").join(target);
         // Trials of different lengths are different measurements: kept apart.
-        let kept = scratch.join(format!("trials-{secs}s"));
+        let kept = scratch.join(if fork {
+            format!("trials-{secs}s")
+        } else {
+            format!("trials-{secs}s-first-crash")
+        });
         fs::create_dir_all(&kept).unwrap();
         campaign(&root, &binary, target, &scratch, campaign_secs);
         let corpora: Vec<(&str, PathBuf)> = arms
@@ -392,7 +440,7 @@ fn main() {
             .collect();
         let results = common::side_by_side(&jobs, |&(a, i)| {
             let (name, dir) = &corpora[a];
-            let v = trial(&root, &binary, target, dir, &kept, name, i, secs);
+            let v = trial(&root, &binary, target, dir, &kept, name, i, secs, fork);
             eprintln!("{target} {name} trial {i}: cov {}", v["cov"]);
             v
         });
@@ -401,6 +449,10 @@ fn main() {
         let covs = |arm: &str| -> Vec<f64> {
             of(arm).iter().map(|v| v["cov"].as_f64().unwrap()).collect()
         };
+        // Features (`ft`): edges with hit counts, finer than `cov`, which
+        // saturates on small targets.
+        let fts =
+            |arm: &str| -> Vec<f64> { of(arm).iter().map(|v| v["ft"].as_f64().unwrap()).collect() };
         let all_bugs: std::collections::BTreeSet<String> = results
             .iter()
             .flat_map(|v| v["bugs"].as_object().unwrap().keys().cloned())
@@ -415,6 +467,7 @@ fn main() {
             let c = covs(name);
             let (q1, q3) = common::quartiles(c.clone());
             let (a12, p) = common::a12_and_p(&c, &covs("cmin"));
+            let (ft_a12, ft_p) = common::a12_and_p(&fts(name), &fts("cmin"));
             // Trials that missed a bug count as the trial's length.
             let times = |arm: &str, b: &str| -> Vec<f64> {
                 of(arm)
@@ -442,18 +495,22 @@ fn main() {
             let med =
                 |f: &str| common::median(of(name).iter().filter_map(|v| v[f].as_f64()).collect());
             println!(
-                "| {target} | `{name}` | {files} | {bytes} | {load:.2} | {start_cov} | {} | {q1}–{q3} | {a12:.2} | {p:.3} | {:.0} | {} |",
+                "| {target} | `{name}` | {files} | {bytes} | {load:.2} | {start_cov} | {} | {q1}–{q3} | {a12:.2} | {p:.3} | {} | {ft_a12:.2}, {ft_p:.3} | {:.0} | {} |",
                 common::median(c.clone()),
+                common::median(fts(name)),
                 med("exec_per_sec"),
                 bugs.join("; ")
             );
             curves.push((*name, median_curve(&of(name), secs)));
         }
         // The default trials' plot is the one docs/benchmarks.md shows.
-        let svg = repo.join("docs").join(if secs == 300 {
+        let svg = repo.join("docs").join(if secs == 300 && fork {
             format!("fuzzing-{target}.svg")
         } else {
-            format!("fuzzing-{target}-{secs}s.svg")
+            format!(
+                "fuzzing-{target}-{secs}s{}.svg",
+                if fork { "" } else { "-first-crash" }
+            )
         });
         plot(target, secs, &curves, &svg);
         eprintln!("{target}: plot in {}", svg.display());
