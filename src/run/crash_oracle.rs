@@ -502,13 +502,22 @@ impl CrashOracle<'_> {
             let end = (start + MAX_BATCH).min(candidates.len());
             let batch: Vec<&[u8]> = candidates[start..end].iter().map(Vec::as_slice).collect();
             let began = Instant::now();
-            let runs = match self.exec.run_batch(&batch) {
+            let deadline = self
+                .budget
+                .max_time
+                .and_then(|t| self.started.checked_add(t));
+            let runs = match self.exec.run_batch_until(&batch, deadline) {
                 Ok(runs) => runs,
                 Err(e) => {
                     self.fail(e);
                     return None;
                 }
             };
+            if runs.is_empty() {
+                // Cut at the deadline.
+                self.check_stop();
+                return None;
+            }
             if !self.helpers.is_empty() {
                 self.per_candidate = Some(average(self.per_candidate, began.elapsed(), runs.len()));
             } else {

@@ -368,7 +368,24 @@ impl Executor {
     /// Runs inputs in order until the first crash. Returns one [`Run`] per
     /// input executed: all of them, or up to and including the first crash.
     pub fn run_batch(&mut self, inputs: &[&[u8]]) -> Result<Vec<Run>, ExecError> {
+        self.run_batch_until(inputs, None)
+    }
+
+    /// [`Executor::run_batch`], cut at `cut` if it comes first: the input
+    /// still running then is not judged (the driver is killed, and the next
+    /// batch starts a new one), and the runs before it are returned. A
+    /// driver runs its batch to the end or the first crash, so without a
+    /// cut a batch of slow inputs sent just before a `--max-time` deadline
+    /// would end long after it.
+    pub fn run_batch_until(
+        &mut self,
+        inputs: &[&[u8]],
+        cut: Option<Instant>,
+    ) -> Result<Vec<Run>, ExecError> {
         let mut runs = Vec::with_capacity(inputs.len());
+        if cut.is_some_and(|c| Instant::now() >= c) {
+            return Ok(runs);
+        }
         // Resent (from the first unanswered input) when a driver had to be
         // replaced before it read the whole request.
         let mut send = true;
@@ -381,7 +398,11 @@ impl Executor {
             }
             let limit = self.limit();
             let deadline = Instant::now() + limit;
-            let frame = self.driver_mut().reader.read_frame(deadline);
+            let cut_first = cut.filter(|&c| c < deadline);
+            let frame = self
+                .driver_mut()
+                .reader
+                .read_frame(cut_first.unwrap_or(deadline));
             let run = match frame {
                 Ok(Frame::Key(k)) => {
                     running_key = Some(k);
@@ -449,6 +470,10 @@ impl Executor {
                         self.died(sig, running_key.take(), &mut send)
                     }
                 },
+                Err(ReadError::Timeout) if cut_first.is_some() => {
+                    self.kill_driver();
+                    return Ok(runs);
+                }
                 Err(ReadError::Timeout) => {
                     if limit < self.config.timeout {
                         self.stats.screened += 1;

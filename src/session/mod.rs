@@ -596,12 +596,20 @@ fn deadline_budget(budget: Budget, clock: Instant, reserve: Duration) -> Budget 
 
 /// What running the result in a fresh process and one last candidate cost:
 /// a hang runs to its limit each time, a crash about as long as the
-/// original's slowest run.
-fn final_check(sig: &Signature, slowest: Duration, limit: Duration) -> Duration {
-    if sig.kind == CrashKind::Timeout {
-        limit * 2
-    } else {
-        (slowest * 2).min(limit)
+/// original's slowest run. With a second clock (`cargo fuzz build`'s
+/// fuzzer), a hang also runs to the limit there: the result, and either
+/// the original (asked once whether it hangs there too, before it is
+/// trusted) or the last candidate (checked there too, once it is).
+fn final_check(
+    sig: &Signature,
+    slowest: Duration,
+    limit: Duration,
+    second_clock: bool,
+) -> Duration {
+    match sig.kind {
+        CrashKind::Timeout if second_clock => limit * 4,
+        CrashKind::Timeout => limit * 2,
+        _ => (slowest * 2).min(limit),
     }
 }
 
@@ -850,6 +858,15 @@ fn reduce_stage(
     // Only a timeout is judged by the clock: a crash's candidates run
     // without libFuzzer's cost of comparisons.
     exec.set_faithful_compares(signature.kind == CrashKind::Timeout);
+    // A timeout's result must keep `cargo fuzz build`'s fuzzer running
+    // too, where there is one: the driver's clock is not libFuzzer's.
+    let second_clock = match &stage.trusted_fuzzer {
+        Some(fuzzer) => Some(SecondClock::trusted(fuzzer.clone(), timeout)),
+        None if signature.kind == CrashKind::Timeout => {
+            SecondClock::for_timeout(opts, project, target, timeout)
+        }
+        None => None,
+    };
     let started = Instant::now();
     let original_len = data.len();
     let mut passes = crate::reduce::PassLog::default();
@@ -859,7 +876,7 @@ fn reduce_stage(
             .with_budget(deadline_budget(
                 opts.budget,
                 clock.unwrap_or(started),
-                final_check(&signature, slowest, timeout),
+                final_check(&signature, slowest, timeout, second_clock.is_some()),
             ))
             .with_new_helpers(drivers - 1)
             .with_helpers_when_slow(
@@ -961,15 +978,6 @@ fn reduce_stage(
     }
     exec.set_screen_hangs(None);
     exec.set_timeout(timeout);
-    // A timeout's result must keep `cargo fuzz build`'s fuzzer running
-    // too, where there is one: the driver's clock is not libFuzzer's.
-    let second_clock = match &stage.trusted_fuzzer {
-        Some(fuzzer) => Some(SecondClock::trusted(fuzzer.clone(), timeout)),
-        None if signature.kind == CrashKind::Timeout => {
-            SecondClock::for_timeout(opts, project, target, timeout)
-        }
-        None => None,
-    };
     let (published, unconfirmed, second_clock) = publish(
         exec,
         (opts.match_mode, &signature),

@@ -297,7 +297,7 @@ impl Spread {
                 .iter()
                 .map(Vec::as_slice)
                 .collect();
-            match exec.run_batch(&batch) {
+            match exec.run_batch_until(&batch, self.deadline) {
                 Ok(runs) if !runs.is_empty() => {
                     for run in runs {
                         chunk.found = matches!(&run.outcome,
