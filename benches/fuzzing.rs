@@ -110,11 +110,16 @@ fn arm(root: &Path, binary: &Path, target: &str, scratch: &Path, name: &str) -> 
             .arg("-o")
             .arg(&dir)
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stderr(Stdio::piped());
         if name == "no-shrink" {
             cmd.arg("--no-shrink");
         }
-        cmd.status().expect("cargo-reduce-crash runs").success()
+        let out = cmd.output().expect("cargo-reduce-crash runs");
+        if !out.status.success() {
+            // What it said, for the failure below.
+            eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+        }
+        out.status.success()
     };
     assert!(ok, "{target}: making the {name} arm failed");
     eprintln!("{target}: {name} arm in {:.1} s", t.elapsed().as_secs_f64());
