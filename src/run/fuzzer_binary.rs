@@ -268,33 +268,26 @@ mod tests {
         assert!(!quick.runs_past(b"x", Duration::from_secs(10)).unwrap());
     }
 
+    /// Whether a fuzzer that runs `body` is still running at `ms`.
+    fn runs_past_ms(dir: &Path, body: &str, ms: u64) -> bool {
+        script(dir, body)
+            .runs_past(b"x", Duration::from_millis(ms))
+            .unwrap()
+    }
+
     #[test]
     fn the_clock_starts_at_the_input_not_the_process() {
         let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
         // 0.6 s in all, of which the input's run is 0.2 s.
-        let slow_start = script(
-            dir.path(),
-            "sleep 0.4; echo 'INFO: Seed: 1' >&2; echo \"Running: $4\" >&2; sleep 0.2",
-        );
-        assert!(!slow_start
-            .runs_past(b"x", Duration::from_millis(400))
-            .unwrap());
-        let hangs_after = script(
-            dir.path(),
-            "sleep 0.4; echo \"Running: $4\" >&2; exec sleep 30",
-        );
-        assert!(hangs_after
-            .runs_past(b"x", Duration::from_millis(400))
-            .unwrap());
+        let slow_start = "sleep 0.4; echo 'INFO: Seed: 1' >&2; echo \"Running: $4\" >&2; sleep 0.2";
+        assert!(!runs_past_ms(dir, slow_start, 400));
+        let hangs_after = "sleep 0.4; echo \"Running: $4\" >&2; exec sleep 30";
+        assert!(runs_past_ms(dir, hangs_after, 400));
         // 0.3 s of input, then a slow exit; and a line naming another file.
-        let slow_exit = script(
-            dir.path(),
-            "echo 'Running: /elsewhere' >&2; echo \"Running: $4\" >&2; sleep 0.3; \
-             echo \"Executed $4 in 300 ms\" >&2; sleep 0.4",
-        );
-        assert!(!slow_exit
-            .runs_past(b"x", Duration::from_millis(500))
-            .unwrap());
+        let slow_exit = "echo 'Running: /elsewhere' >&2; echo \"Running: $4\" >&2; sleep 0.3; \
+             echo \"Executed $4 in 300 ms\" >&2; sleep 0.4";
+        assert!(!runs_past_ms(dir, slow_exit, 500));
     }
 
     #[test]
