@@ -62,6 +62,17 @@ impl Features {
         true
     }
 
+    /// The counters these features come from, whatever their hit counts
+    /// (a feature is counter × 8 + bucket), ascending, each once.
+    pub fn counters(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut last = None;
+        self.0.iter().map(|f| f / 8).filter(move |&c| {
+            let new = last != Some(c);
+            last = Some(c);
+            new
+        })
+    }
+
     /// Adds every feature of `other`; returns how many were new.
     pub fn extend(&mut self, other: &Features) -> usize {
         let before = self.0.len();
@@ -131,6 +142,13 @@ mod tests {
 
     fn fs(v: &[u32]) -> Features {
         Features::from_unsorted(v.to_vec())
+    }
+
+    #[test]
+    fn counters_are_features_over_eight_each_once() {
+        let c: Vec<u32> = fs(&[3, 7, 8, 15, 16, 41]).counters().collect();
+        assert_eq!(c, vec![0, 1, 2, 5]);
+        assert_eq!(fs(&[]).counters().count(), 0);
     }
 
     #[test]

@@ -669,9 +669,17 @@ impl Reporter {
         self.status(
             "Runs",
             format!(
-                "{} target runs; {} redundant entries dropped{}",
+                "{} target runs; {} redundant entries dropped{}{}",
                 s.runs,
                 s.redundant,
+                if s.kept_whole > 0 {
+                    format!(
+                        "; {} kept whole (each the only one to reach some code)",
+                        s.kept_whole
+                    )
+                } else {
+                    String::new()
+                },
                 if s.budget_hit > 0 {
                     format!("; {} entries stopped at the test budget", s.budget_hit)
                 } else {
@@ -802,6 +810,8 @@ pub struct CorpusSummary {
     pub failed: Vec<(PathBuf, String)>,
     pub unstable_features: usize,
     pub budget_hit: usize,
+    /// Entries kept whole: each alone reaches some code.
+    pub kept_whole: usize,
     pub runs: u64,
     pub elapsed_secs: f64,
     /// The old corpus was replaced (`--in-place`).
