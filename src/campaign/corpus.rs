@@ -15,7 +15,9 @@
 //!    adds no stable feature to what the kept ones cover is dropped;
 //!    otherwise it is shrunk while it still covers the features it is kept
 //!    for and never crashes, so the new corpus covers every feature the old
-//!    one did. It may reach more: a shorter entry often runs an error path no
+//!    one did. An entry that alone reaches some code is kept as it was
+//!    found: it is the corpus's only way in, and fork mode seeds its jobs
+//!    mostly with the largest files. It may reach more: a shorter entry often runs an error path no
 //!    old entry ran (and under AddressSanitizer, whose shadow checks of the
 //!    last bytes of an allocation are basic blocks libFuzzer counts, another
 //!    length reaches other blocks); forbidding that left a 60 KB INI corpus
@@ -166,7 +168,8 @@ enum Done {
 ///    libFuzzer's merge does;
 /// 3. the kept entries shrunk, largest first (the budget goes where the
 ///    bytes are), each while it covers its need and never fails; an entry
-///    reached after `max_time` or a stop is kept whole;
+///    reached after `max_time` or a stop is kept whole, and so is one that
+///    alone reaches some counter ([`CorpusOptions::keep_sole_whole`]);
 /// 4. the shrunk entries, smallest first, covered again: one whose
 ///    features (shrinking can reach new ones) the others already have is
 ///    dropped.
