@@ -3,7 +3,8 @@
 //! <artifact> -- -runs=1`, exit 0 good, anything else bad), on the
 //! generated histories of `tests/bisect.rs` (`tests/common/history.rs`):
 //! where the bug comes in, lines moved above it, a commit that does not
-//! build, another crash first, a bug that shows in about half the runs.
+//! build, another crash first, a bug that shows in about half the runs,
+//! one that shows only after a build has run a few times.
 //!
 //! `cargo bench --bench bisect` prints one row per history and tool: the
 //! answers of `BISECT_RUNS` runs (default 3; the flaky history answers
@@ -88,7 +89,29 @@ const CASES: &[Case] = &[
             ..Version::default()
         },
     },
+    Case {
+        name: "slow-start",
+        story: "at 11; at 11-13 it shows only from a build's sixth run on, from 14 on every run",
+        truth: 11,
+        versions: |i| Version {
+            bug: i >= 11,
+            slow_start: (11..14).contains(&i).then_some(COUNTERS),
+            ..Version::default()
+        },
+    },
 ];
+
+/// Where the slow-start history counts its runs (emptied before each run).
+const COUNTERS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/target/bench-scratch/bisect/counters"
+);
+
+/// Empties [`COUNTERS`].
+fn reset_counters() {
+    let _ = std::fs::remove_dir_all(COUNTERS);
+    std::fs::create_dir_all(COUNTERS).unwrap();
+}
 
 /// One run's answer: the commits it names (one, or the ends of a range)
 /// by their number in the history, builds and seconds.
@@ -145,7 +168,10 @@ fn main() {
         let (repo, hashes) = history::make(&root.join(case.name), case.versions);
         let number = |hash: &str| hashes.iter().position(|h| h == hash);
         let ours: Vec<Answer> = (0..runs)
-            .map(|_| ours(&repo, &root, case.name, &number))
+            .map(|_| {
+                reset_counters();
+                ours(&repo, &root, case.name, &number)
+            })
             .collect();
         row(case, "`--bisect`", &ours);
         if !cargo_fuzz {
@@ -156,7 +182,10 @@ fn main() {
             continue;
         }
         let theirs: Vec<Answer> = (0..runs)
-            .map(|_| git_bisect_run(&repo, &root, case.name, &script, &number))
+            .map(|_| {
+                reset_counters();
+                git_bisect_run(&repo, &root, case.name, &script, &number)
+            })
             .collect();
         row(case, "`git bisect run`", &theirs);
     }

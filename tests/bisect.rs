@@ -47,6 +47,11 @@ fn build_budget(candidates: usize, skips: usize) -> u64 {
 
 /// Runs `--bisect` on the history's artifact; returns the `bisected` line.
 fn bisect(root: &Path, case: &str, extra: &[&str], code: i32) -> Value {
+    bisect_noting(root, case, extra, code).0
+}
+
+/// As [`bisect`], with the run's notes.
+fn bisect_noting(root: &Path, case: &str, extra: &[&str], code: i32) -> (Value, Vec<String>) {
     let before = snapshot(root);
     let target_dir = tmp_root().join("bisect-target").join(case);
     let mut args: Vec<String> = vec![
@@ -76,11 +81,18 @@ fn bisect(root: &Path, case: &str, extra: &[&str], code: i32) -> Value {
     );
     assert_eq!(git(root, &["status", "--porcelain"]), "");
     assert_eq!(git(root, &["worktree", "list"]).lines().count(), 1);
-    if code == 0 {
+    let notes = run
+        .json()
+        .into_iter()
+        .filter(|v| v["reason"] == "note")
+        .map(|v| v["message"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    let answer = if code == 0 {
         run.message("bisected")
     } else {
         run.json().into_iter().last().unwrap_or(Value::Null)
-    }
+    };
+    (answer, notes)
 }
 
 fn skipped(b: &Value) -> Vec<(String, String)> {
@@ -200,6 +212,39 @@ fn a_crash_that_shows_only_sometimes_is_bisected_with_more_runs() {
         b["clean_runs_per_revision"].as_u64().unwrap() >= 5,
         "a revision is judged clean after {} runs",
         b["clean_runs_per_revision"]
+    );
+}
+
+#[test]
+fn a_clean_verdict_the_last_check_disproves_is_corrected() {
+    // At 11, 12 and 13 the bug shows only from a build's sixth run on; from
+    // 14 on, every run. Measured at HEAD (10 of 10), five clean runs judge a
+    // revision, so any of 11-13 first looks clean and the first answer is
+    // 14: the last check runs 13 ten times, sees the crash, and the search
+    // goes on with more runs per revision.
+    let k = 11;
+    let dir = tmp_root().join("bisect-counters");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir: &'static str = Box::leak(dir.display().to_string().into_boxed_str());
+    let (root, h) = history("slow-start", |i| Version {
+        bug: i >= k,
+        slow_start: (k..k + 3).contains(&i).then_some(dir),
+        ..Version::default()
+    });
+    let (before, notes) = bisect_noting(&root, "slow-start", &[], 0);
+    assert_eq!(before["first_bad"], h[k].as_str(), "{before}");
+    assert_eq!(before["last_before"]["hash"], h[k - 1].as_str());
+    assert_eq!(before["checked"], true);
+    assert!(
+        before["clean_runs_per_revision"].as_u64().unwrap() >= 10,
+        "{before}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("was judged clean but crashed the same way when run again")),
+        "{notes:?}"
     );
 }
 

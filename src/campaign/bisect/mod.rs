@@ -20,7 +20,8 @@
 //! - a revision counts as free of the crash only after as many clean runs,
 //!   each in a fresh process, as the crash's measured reliability asks
 //!   ([`clean_runs_needed`]); the two revisions of the answer are run again
-//!   at the end, from the binaries built for them.
+//!   at the end, from the binaries built for them, and a clean end that
+//!   crashes then is corrected and the search goes on with more runs.
 //!
 //! The input is the artifact's reduced form (`<artifact>.reduced`) when
 //! there is one that crashes the same way at the starting revision: it is
@@ -35,7 +36,7 @@ use crate::run::outcome::Signature;
 use crate::session::report::{path_json, Reporter};
 use crate::session::{self, Options};
 use git::{Commit, Repo};
-use probe::{printable, short, side, Judged, Prober, Stop};
+use probe::{printable, short, side, Judged, Prober, Recheck, Stop};
 use search::{Back, Found, Side, Verdicts};
 use serde_json::json;
 use std::collections::HashMap;
@@ -175,6 +176,7 @@ pub fn run(opts: &Options, bopts: &BisectOptions, reporter: &mut Reporter) -> Re
         build_times: Vec::new(),
         verdicts: HashMap::new(),
         binaries: HashMap::new(),
+        roots: HashMap::new(),
         seen: HashMap::new(),
         clean_total: 0,
         last_crash: None,
@@ -367,6 +369,10 @@ fn bisect_with(
 }
 
 /// Bisects `chain` (oldest first, its ends known) and checks the answer.
+/// A clean end that shows the crash when run again is proof its verdict was
+/// wrong (the crash is flakier than measured): the verdict is corrected, the
+/// clean runs per revision doubled, and the search goes on from there, at
+/// most [`CORRECTIONS`] times.
 fn bisect_chain(
     prober: &mut Prober<'_>,
     chain: Vec<Commit>,
@@ -375,57 +381,99 @@ fn bisect_chain(
     reporter: &mut Reporter,
 ) -> Result<(Vec<Commit>, Found, bool, bool), Stop> {
     let len = chain.len();
-    let mut stop = None;
-    let (found, interrupted) = search::bisect(len, &mut verdicts, |p| {
-        let judged = match prober.judge(&chain[p], reporter) {
-            Ok(j) => j,
-            Err(e) => {
-                stop = Some(e);
-                return None;
-            }
-        };
-        Some(side(judged, fixed))
-    });
-    // Keep only the drivers of the answer's ends.
-    let bracket = search::bracket(&verdicts);
-    let ends = [
-        chain[bracket.before].hash.clone(),
-        chain[bracket.after].hash.clone(),
-    ];
-    prober.forget_binaries(&[&ends[0], &ends[1]]);
-    match stop {
-        Some(Stop::Interrupted) | None => {}
-        Some(failed) => return Err(failed),
-    }
-    if interrupted {
-        return Ok((chain, found, true, false));
-    }
-    // The last check: the "after" end shows the change again, the "before"
-    // end does not (each from the binary built for it).
-    let (crash_end, clean_end) = if fixed {
-        (&ends[0], &ends[1])
-    } else {
-        (&ends[1], &ends[0])
-    };
-    let checked = match (
-        prober.recheck(crash_end, true),
-        prober.recheck(clean_end, false),
-    ) {
-        (Ok(a), Ok(b)) => a && b,
-        (Err(Stop::Interrupted), _) | (_, Err(Stop::Interrupted)) => {
-            return Ok((chain, found, true, false))
+    let mut corrections = 0;
+    loop {
+        let mut stop = None;
+        let (found, interrupted) = search::bisect(len, &mut verdicts, |p| {
+            let judged = match prober.judge(&chain[p], reporter) {
+                Ok(j) => j,
+                Err(e) => {
+                    stop = Some(e);
+                    return None;
+                }
+            };
+            Some(side(judged, fixed))
+        });
+        match stop {
+            Some(Stop::Interrupted) | None => {}
+            Some(failed) => return Err(failed),
         }
-        (Err(Stop::Failed(e)), _) | (_, Err(Stop::Failed(e))) => return Err(Stop::Failed(e)),
-    };
-    if !checked {
-        reporter.warn(format!(
-            "the answer did not hold when run again ({} should crash, {} should not): the crash may be flakier than measured",
-            short(crash_end),
-            short(clean_end)
-        ));
+        let bracket = search::bracket(&verdicts);
+        // Keep the drivers of the revisions that may still be an end of the
+        // answer: the crashing end (a crash seen is proof) and every
+        // revision judged clean (the last check may prove one wrong).
+        let crash_side = side(Judged::Crashes, fixed);
+        let keep: Vec<&str> = verdicts
+            .iter()
+            .filter(|(p, s)| {
+                **p == bracket.before
+                    || **p == bracket.after
+                    || (**s != crash_side && !matches!(s, Side::Skip(_)))
+            })
+            .map(|(p, _)| chain[*p].hash.as_str())
+            .collect();
+        prober.forget_binaries(&keep);
+        if interrupted {
+            prober.forget_binaries(&[]);
+            return Ok((chain, found, true, false));
+        }
+        // The last check: the "after" end shows the change again, the
+        // "before" end does not (each from the binary built for it).
+        let (crash_at, clean_at) = if fixed {
+            (bracket.before, bracket.after)
+        } else {
+            (bracket.after, bracket.before)
+        };
+        let (crash_end, clean_end) = (chain[crash_at].hash.clone(), chain[clean_at].hash.clone());
+        let rechecked = prober
+            .recheck(&crash_end, true)
+            .and_then(|a| Ok((a, prober.recheck(&clean_end, false)?)));
+        let (crash_held, clean_held) = match rechecked {
+            Ok(r) => r,
+            Err(Stop::Interrupted) => {
+                prober.forget_binaries(&[]);
+                return Ok((chain, found, true, false));
+            }
+            Err(failed) => return Err(failed),
+        };
+        let correctable = clean_at != 0 && clean_at != len - 1 && corrections < CORRECTIONS;
+        match (crash_held, clean_held) {
+            (Recheck::Held, Recheck::Held) => {
+                prober.forget_binaries(&[]);
+                return Ok((chain, found, false, true));
+            }
+            (Recheck::Held, Recheck::Contradicted(judged)) if correctable => {
+                corrections += 1;
+                prober.clean_runs = (prober.clean_runs * 2).min(probe::MAX_CLEAN_RUNS);
+                reporter.note(format!(
+                    "{} was judged clean but {} when run again: the crash is flakier than measured, so a revision now counts as free of it after {} clean runs",
+                    short(&clean_end),
+                    match &judged {
+                        Judged::Crashes => "crashed the same way".to_owned(),
+                        Judged::Skip(why) => why.clone(),
+                        Judged::Clean => unreachable!("a contradiction is not clean"),
+                    },
+                    prober.clean_runs
+                ));
+                prober.verdicts.insert(clean_end, judged.clone());
+                verdicts.insert(clean_at, side(judged, fixed));
+            }
+            _ => {
+                reporter.warn(format!(
+                    "the answer did not hold when run again ({} should crash, {} should not): the crash may be flakier than measured",
+                    short(&crash_end),
+                    short(&clean_end)
+                ));
+                prober.forget_binaries(&[]);
+                return Ok((chain, found, false, false));
+            }
+        }
     }
-    Ok((chain, found, false, checked))
 }
+
+/// How many times a wrong clean verdict found by the last check is
+/// corrected before the answer is given with a warning.
+const CORRECTIONS: usize = 3;
 
 /// Status lines and the `bisected` JSON line.
 fn report(b: &Bisected, reporter: &mut Reporter) {
