@@ -21,7 +21,8 @@
 //! ```
 //!
 //! Policies: `whole` (the library's default), `shrunk`, `shrunk-if-grown`,
-//! `trimmed`, `whole-and-shrunk` (default: all of them, one after another).
+//! `trimmed`, `trimmed-if-grown`, `trimmed-to-parent`, `whole-and-shrunk`
+//! (default: all of them, one after another).
 //! `--seeds DIR` starts from the files in DIR (default: one INI line).
 //! `--json` prints one JSON line per run instead of the table.
 

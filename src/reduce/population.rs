@@ -29,6 +29,12 @@ pub enum Admit {
     /// of the length (rounded up to a power of two) down to a 1024th, at
     /// least 4 bytes, each size in one sweep: a few dozen tests at most.
     Trimmed,
+    /// As [`Admit::Trimmed`], but only a mutant longer than its parent; the
+    /// others are kept whole.
+    TrimmedIfGrown,
+    /// As [`Admit::Trimmed`], but never shorter than the parent: only what
+    /// the mutation added can go, not what the parent already carried.
+    TrimmedToParent,
     /// The mutant whole, and its shrunk form as well when that is shorter.
     WholeAndShrunk { max_tests: u64 },
 }
@@ -63,11 +69,13 @@ const TRIM_MIN_BYTES: usize = 4;
 
 impl Admit {
     /// Every policy by the name `examples/population.rs` takes.
-    pub const ALL: [(&'static str, Admit); 5] = [
+    pub const ALL: [(&'static str, Admit); 7] = [
         ("whole", Admit::Whole),
         ("shrunk", Admit::Shrunk { max_tests: 500 }),
         ("shrunk-if-grown", Admit::ShrunkIfGrown { max_tests: 500 }),
         ("trimmed", Admit::Trimmed),
+        ("trimmed-if-grown", Admit::TrimmedIfGrown),
+        ("trimmed-to-parent", Admit::TrimmedToParent),
         ("whole-and-shrunk", Admit::WholeAndShrunk { max_tests: 500 }),
     ];
 
@@ -107,7 +115,21 @@ impl Admit {
                 }
             }
             Admit::Trimmed => {
-                let (input, tests) = trim(child, &mut keeps);
+                let (input, tests) = trim(child, 0, &mut keeps);
+                Admitted {
+                    members: vec![input],
+                    tests,
+                }
+            }
+            Admit::TrimmedIfGrown => {
+                if child.len() > parent.len() {
+                    Admit::Trimmed.admit(parent, child, keeps)
+                } else {
+                    Admit::Whole.admit(parent, child, keeps)
+                }
+            }
+            Admit::TrimmedToParent => {
+                let (input, tests) = trim(child, parent.len(), &mut keeps);
                 Admitted {
                     members: vec![input],
                     tests,
@@ -128,7 +150,8 @@ impl Admit {
 /// AFL's `trim_case`: chunks of `len_p2 / 16` bytes down to `len_p2 /
 /// 1024` (never below 4), each size swept once from the start; a deletion
 /// that keeps the features stays and the sweep goes on at the same offset.
-fn trim<F: FnMut(&[u8]) -> bool>(input: &[u8], keeps: &mut F) -> (Vec<u8>, u64) {
+/// No deletion leaves fewer than `floor` bytes.
+fn trim<F: FnMut(&[u8]) -> bool>(input: &[u8], floor: usize, keeps: &mut F) -> (Vec<u8>, u64) {
     let mut current = input.to_vec();
     let mut tests = 0;
     let len_p2 = current.len().next_power_of_two();
@@ -139,6 +162,10 @@ fn trim<F: FnMut(&[u8]) -> bool>(input: &[u8], keeps: &mut F) -> (Vec<u8>, u64) 
         let mut at = 0;
         while at < current.len() && current.len() > remove {
             let upto = (at + remove).min(current.len());
+            if current.len() - (upto - at) < floor {
+                at += remove;
+                continue;
+            }
             candidate.clear();
             candidate.extend_from_slice(&current[..at]);
             candidate.extend_from_slice(&current[upto..]);
@@ -199,6 +226,19 @@ mod tests {
         let none = Admit::Trimmed.admit(b"", b"[bug]", keeps);
         assert_eq!(none.members, vec![b"[bug]".to_vec()]);
         assert!(none.tests <= 2, "{} tests", none.tests);
+        // Only a mutant longer than its parent is trimmed.
+        let grown = Admit::TrimmedIfGrown.admit(b"", &child, keeps);
+        assert_eq!(grown, t);
+        let same = Admit::TrimmedIfGrown.admit(&child, &child, keeps);
+        assert_eq!((same.members, same.tests), (vec![child.clone()], 0));
+        // Never below the parent's length.
+        let parent = vec![b'x'; 600];
+        let floored = Admit::TrimmedToParent.admit(&parent, &child, keeps);
+        let kept = &floored.members[0];
+        assert!(keeps(kept));
+        assert!(kept.len() >= 600 && kept.len() < child.len(), "{} bytes", kept.len());
+        let unfloored = Admit::TrimmedToParent.admit(b"", &child, keeps);
+        assert_eq!(unfloored, t);
     }
 
     #[test]
