@@ -9,8 +9,10 @@
 //! fuzzer can choose from; `examples/population.rs` runs them at equal wall
 //! time (`cargo bench --bench population` on three targets), and
 //! `docs/benchmarks.md` ("Population policies") has the numbers behind
-//! [`Admit::default`]: keep the mutant whole, unless members are large
-//! (kilobytes), where [`Admit::Trimmed`] paid.
+//! [`Admit::default`]: keep the mutant whole (no policy reached more
+//! features on all three targets), unless members are large (kilobytes),
+//! where [`Admit::TrimmedIfGrown`] paid most (Â12 0.99 on sqlparser, 0.28
+//! on 28-byte INI members).
 
 use super::shrink::Shrinker;
 
