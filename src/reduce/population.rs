@@ -238,7 +238,11 @@ mod tests {
         let floored = Admit::TrimmedToParent.admit(&parent, &child, keeps);
         let kept = &floored.members[0];
         assert!(keeps(kept));
-        assert!(kept.len() >= 600 && kept.len() < child.len(), "{} bytes", kept.len());
+        assert!(
+            kept.len() >= 600 && kept.len() < child.len(),
+            "{} bytes",
+            kept.len()
+        );
         let unfloored = Admit::TrimmedToParent.admit(b"", &child, keeps);
         assert_eq!(unfloored, t);
     }
